@@ -1,0 +1,116 @@
+#include "context_state.hpp"
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "errors.hpp"
+#include "kernel_images.hpp"
+
+namespace scatterptx::detail {
+namespace {
+
+int device_attribute(const DriverApi& api, CUdevice device, CUdevice_attribute attribute) {
+  int value = 0;
+  check_driver(api, "cuDeviceGetAttribute", api.cuDeviceGetAttribute(&value, attribute, device));
+  return value;
+}
+
+DeviceLimits read_device_limits(const DriverApi& api, CUdevice device) {
+  DeviceLimits limits;
+  limits.compute_capability = 10 * device_attribute(api, device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) +
+                              device_attribute(api, device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  limits.sm_count = device_attribute(api, device, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+  limits.max_shared_per_block = device_attribute(api, device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+  limits.max_shared_per_sm = device_attribute(api, device, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR);
+  limits.max_threads_per_sm = device_attribute(api, device, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR);
+  limits.max_ctas_per_sm = device_attribute(api, device, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
+  limits.max_grid_x = static_cast<uint64_t>(device_attribute(api, device, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X));
+  limits.max_grid_y = device_attribute(api, device, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
+  return limits;
+}
+
+// Loads one module with the JIT's logs captured, so a failure says why.
+CUresult load_module(const DriverApi& api, const void* image, CUmodule* module, std::string* log) {
+  char info[4096] = {};
+  char error[4096] = {};
+  CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
+                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+  void* values[] = {info, reinterpret_cast<void*>(sizeof(info)), error, reinterpret_cast<void*>(sizeof(error))};
+  const CUresult result = api.cuModuleLoadDataEx(module, image, 4, options, values);
+  *log = std::string(error) + (error[0] != '\0' && info[0] != '\0' ? "\n" : "") + info;
+  return result;
+}
+
+// The embedded sm_90 cubin where the GPU runs it, else the PTX through the JIT.
+CUmodule load_variant(const DriverApi& api, std::size_t variant) {
+  const KernelImage& image = kKernelImages[variant];
+  CUmodule module = nullptr;
+  std::string cubin_log;
+  const CUresult cubin_result = load_module(api, image.cubin, &module, &cubin_log);
+  if (cubin_result == CUDA_SUCCESS) return module;
+  std::string ptx_log;
+  const CUresult ptx_result = load_module(api, image.ptx, &module, &ptx_log);
+  if (ptx_result == CUDA_SUCCESS) return module;
+  fail(SCATTERPTX_ERROR_DRIVER, std::string("cannot load kernel ") + kKernelVariants[variant].name + ": cubin: " +
+                                    describe_driver_error(api, "cuModuleLoadDataEx", cubin_result) + " " + cubin_log +
+                                    "; PTX JIT: " + describe_driver_error(api, "cuModuleLoadDataEx", ptx_result) +
+                                    " " + ptx_log);
+}
+
+std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext context) {
+  auto state = std::make_unique<ContextState>();
+  state->context = context;
+  CUdevice device = 0;
+  check_driver(api, "cuCtxGetDevice", api.cuCtxGetDevice(&device));
+  state->limits = read_device_limits(api, device);
+  if (state->limits.compute_capability < 90) {
+    fail(SCATTERPTX_ERROR_UNSUPPORTED_DEVICE,
+         "the current device has compute capability " + std::to_string(state->limits.compute_capability / 10) +
+             "." + std::to_string(state->limits.compute_capability % 10) + "; libscatterptx needs sm_90 or newer");
+  }
+  for (std::size_t i = 0; i < kKernelVariantCount; ++i) {
+    CUmodule module = load_variant(api, i);
+    check_driver(api, "cuModuleGetFunction",
+                 api.cuModuleGetFunction(&state->functions[i], module, kKernelVariants[i].entry));
+    if (kKernelVariants[i].family == KernelFamily::row_tma_reduce) {
+      // Above 48 KB a CTA's dynamic shared memory needs this opt-in.
+      check_driver(api, "cuFuncSetAttribute",
+                   api.cuFuncSetAttribute(state->functions[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                          static_cast<int>(state->limits.max_shared_per_block -
+                                                           kKernelVariants[i].static_smem)));
+    }
+  }
+  check_driver(api, "cuMemAlloc", api.cuMemAlloc(&state->index_error_records, 8 * kIndexErrorSlots));
+  // All ones = UINT64_MAX in every slot: no offending position seen.
+  check_driver(api, "cuMemsetD8", api.cuMemsetD8(state->index_error_records, 0xFF, 8 * kIndexErrorSlots));
+  return state;
+}
+
+}  // namespace
+
+CUcontext require_current_context(const DriverApi& api) {
+  CUcontext context = nullptr;
+  check_driver(api, "cuCtxGetCurrent", api.cuCtxGetCurrent(&context));
+  if (context == nullptr) {
+    fail(SCATTERPTX_ERROR_NO_CONTEXT,
+         "no current CUDA context on this thread (make one current, e.g. cudaSetDevice or cuCtxSetCurrent)");
+  }
+  return context;
+}
+
+ContextState& current_context_state(const DriverApi& api) {
+  static std::mutex mutex;
+  static std::map<unsigned long long, std::unique_ptr<ContextState>> states;
+  const CUcontext context = require_current_context(api);
+  // Context ids are unique for the life of the process, unlike handles,
+  // which a new context may reuse after the old one is destroyed.
+  unsigned long long id = 0;
+  check_driver(api, "cuCtxGetId", api.cuCtxGetId(context, &id));
+  std::lock_guard<std::mutex> lock(mutex);
+  auto found = states.find(id);
+  if (found == states.end()) found = states.emplace(id, create_state(api, context)).first;
+  return *found->second;
+}
+
+}  // namespace scatterptx::detail

@@ -1,0 +1,38 @@
+// What the library keeps per CUDA context: the loaded kernels, the device's
+// limits and the index-error records. Created once per context on first use,
+// thread-safe, never destroyed (a context's modules go with the context).
+#pragma once
+
+#include <cuda.h>
+
+#include <mutex>
+
+#include "driver_api.hpp"
+#include "kernel_manifest.hpp"
+#include "plan.hpp"
+
+namespace scatterptx::detail {
+
+// Slots of the index-error record buffer: each a u64 holding the smallest
+// offending source position, UINT64_MAX when none.
+enum IndexErrorSlot : unsigned { kRecordModeSlot = 0, kCheckedModeSlot = 1, kIndexErrorSlots = 2 };
+
+struct ContextState {
+  CUcontext context = nullptr;
+  DeviceLimits limits;
+  CUfunction functions[kKernelVariantCount] = {};
+  CUdeviceptr index_error_records = 0;  // kIndexErrorSlots u64 words
+  std::mutex checked_mode_mutex;        // one CHECKED call at a time uses its slot
+
+  CUdeviceptr index_error_slot(IndexErrorSlot slot) const { return index_error_records + 8 * slot; }
+};
+
+// The calling thread's current context; NO_CONTEXT when there is none.
+CUcontext require_current_context(const DriverApi& api);
+
+// The state of the current context, created (kernels loaded, records
+// allocated and cleared) on the first call in that context.
+// UNSUPPORTED_DEVICE below sm_90.
+ContextState& current_context_state(const DriverApi& api);
+
+}  // namespace scatterptx::detail

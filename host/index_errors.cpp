@@ -1,0 +1,52 @@
+#include "index_errors.hpp"
+
+#include <mutex>
+#include <string>
+
+#include "errors.hpp"
+#include "launch.hpp"
+
+namespace scatterptx::detail {
+namespace {
+constexpr uint64_t kNoPosition = UINT64_MAX;  // the slot's cleared value (all bytes 0xFF)
+}
+
+void launch_checked(const DriverApi& api, ContextState& state, const Problem& p, const Plan& plan,
+                    CUstream stream) {
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  check_driver(api, "cuStreamIsCapturing", api.cuStreamIsCapturing(stream, &capture));
+  if (capture != CU_STREAM_CAPTURE_STATUS_NONE) {
+    invalid_argument("index_check = SCATTERPTX_INDEX_CHECKED waits for the result and cannot run in a stream "
+                     "that is being captured; use SCATTERPTX_INDEX_RECORD");
+  }
+  std::lock_guard<std::mutex> lock(state.checked_mode_mutex);
+  const CUdeviceptr slot = state.index_error_slot(kCheckedModeSlot);
+  check_driver(api, "cuMemsetD8Async", api.cuMemsetD8Async(slot, 0xFF, 8, stream));
+  launch_plan(api, state, p, plan, slot, stream);
+  uint64_t bad = kNoPosition;
+  check_driver(api, "cuMemcpyDtoHAsync", api.cuMemcpyDtoHAsync(&bad, slot, 8, stream));
+  check_driver(api, "cuStreamSynchronize", api.cuStreamSynchronize(stream));
+  if (bad == kNoPosition) return;
+  int64_t value = 0;
+  if (p.index_type == SCATTERPTX_INDEX_INT32) {
+    int32_t value32 = 0;
+    check_driver(api, "cuMemcpyDtoH", api.cuMemcpyDtoH(&value32, p.index_address + bad * 4, 4));
+    value = value32;
+  } else {
+    check_driver(api, "cuMemcpyDtoH", api.cuMemcpyDtoH(&value, p.index_address + bad * 8, 8));
+  }
+  fail(SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE,
+       "index[" + std::to_string(bad) + "] = " + std::to_string(value) + " is outside [0, out_rows = " +
+           std::to_string(p.out_rows) + "); that row and any other bad one were skipped, valid rows were added");
+}
+
+int64_t take_recorded_index_error(const DriverApi& api, ContextState& state) {
+  check_driver(api, "cuCtxSynchronize", api.cuCtxSynchronize());
+  const CUdeviceptr slot = state.index_error_slot(kRecordModeSlot);
+  uint64_t bad = kNoPosition;
+  check_driver(api, "cuMemcpyDtoH", api.cuMemcpyDtoH(&bad, slot, 8));
+  check_driver(api, "cuMemsetD8", api.cuMemsetD8(slot, 0xFF, 8));
+  return bad == kNoPosition ? -1 : static_cast<int64_t>(bad);
+}
+
+}  // namespace scatterptx::detail

@@ -1,0 +1,26 @@
+// Out-of-range indices: the kernels skip such rows and record the smallest
+// offending source position in a per-context slot (context_state.hpp).
+// RECORD mode leaves it there for scatterptx_take_index_error(); CHECKED mode
+// uses a slot of its own, waits for the launch and reports it at once.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+
+#include "context_state.hpp"
+#include "plan.hpp"
+#include "problem.hpp"
+
+namespace scatterptx::detail {
+
+// Launches plan in CHECKED mode: synchronises stream, then throws
+// INDEX_OUT_OF_RANGE naming the first offending position and its value.
+void launch_checked(const DriverApi& api, ContextState& state, const Problem& problem, const Plan& plan,
+                    CUstream stream);
+
+// Synchronises the context and returns, then clears, the RECORD-mode slot:
+// the smallest offending position since the last call, or -1.
+int64_t take_recorded_index_error(const DriverApi& api, ContextState& state);
+
+}  // namespace scatterptx::detail

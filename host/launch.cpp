@@ -1,0 +1,80 @@
+#include "launch.hpp"
+
+#include "errors.hpp"
+#include "tensor_map.hpp"
+
+namespace scatterptx::detail {
+namespace {
+
+void launch(const DriverApi& api, CUfunction function, const LaunchSlice& slice, uint32_t threads,
+            uint32_t shared_bytes, CUstream stream, void** params) {
+  check_driver(api, "cuLaunchKernel",
+               api.cuLaunchKernel(function, static_cast<unsigned>(slice.grid_x), slice.grid_y, 1, threads, 1, 1,
+                                  shared_bytes, stream, params, nullptr));
+}
+
+void launch_tma(const DriverApi& api, CUfunction function, const Problem& p, const Plan& plan,
+                CUdeviceptr error_record, CUstream stream) {
+  const TmaSchedule& s = plan.tma;
+  for (const LaunchSlice& slice : plan.launches) {
+    RowTensorMapFields fields;
+    fields.dtype = p.dtype;
+    fields.address = p.src_address + slice.row_begin * p.src_row_stride_bytes;
+    fields.cols = p.cols;
+    fields.rows = slice.rows;
+    fields.row_stride_bytes = p.src_row_stride_bytes;
+    fields.box_elems = s.box_elems;
+    CUtensorMap map = encode_row_tensor_map(api, fields);
+    uint64_t out_ptr = p.out_address;
+    uint64_t out_stride = p.out_row_stride_bytes;
+    uint64_t index_ptr = p.index_address + slice.row_begin * p.index_bytes;
+    uint64_t rows = slice.rows;
+    uint64_t row_base = slice.row_begin;
+    uint64_t out_rows = p.out_rows;
+    uint32_t cols = static_cast<uint32_t>(p.cols);
+    uint32_t chunk_elems = s.chunk_elems;
+    uint32_t chunks_per_row = s.chunks_per_row;
+    uint32_t box_elems = s.box_elems;
+    uint32_t stages = s.stages;
+    uint64_t record = error_record;
+    void* params[] = {&map,  &out_ptr,     &out_stride,     &index_ptr, &rows,   &row_base, &out_rows,
+                      &cols, &chunk_elems, &chunks_per_row, &box_elems, &stages, &record};
+    launch(api, function, slice, plan.threads_per_cta, s.shared_bytes, stream, params);
+  }
+}
+
+void launch_red(const DriverApi& api, CUfunction function, const Problem& p, const Plan& plan,
+                CUdeviceptr error_record, CUstream stream) {
+  const RedSchedule& s = plan.red;
+  for (const LaunchSlice& slice : plan.launches) {
+    uint64_t out_ptr = p.out_address;
+    uint64_t out_stride = p.out_row_stride_bytes;
+    uint64_t src_ptr = p.src_address + slice.row_begin * p.src_row_stride_bytes;
+    uint64_t src_stride = p.src_row_stride_bytes;
+    uint64_t index_ptr = p.index_address + slice.row_begin * p.index_bytes;
+    uint64_t rows = slice.rows;
+    uint64_t row_base = slice.row_begin;
+    uint64_t out_rows = p.out_rows;
+    uint64_t cols = p.cols;
+    uint64_t vectors_per_row = s.vectors_per_row;
+    uint32_t lanes_log2 = s.lanes_per_row_log2;
+    uint64_t record = error_record;
+    void* params[] = {&out_ptr,  &out_stride, &src_ptr, &src_stride,      &index_ptr,  &rows,
+                      &row_base, &out_rows,   &cols,    &vectors_per_row, &lanes_log2, &record};
+    launch(api, function, slice, plan.threads_per_cta, 0, stream, params);
+  }
+}
+
+}  // namespace
+
+void launch_plan(const DriverApi& api, const ContextState& state, const Problem& problem, const Plan& plan,
+                 CUdeviceptr index_error_slot, CUstream stream) {
+  const CUfunction function = state.functions[plan.variant];
+  if (plan.path == SCATTERPTX_PATH_TMA) {
+    launch_tma(api, function, problem, plan, index_error_slot, stream);
+  } else {
+    launch_red(api, function, problem, plan, index_error_slot, stream);
+  }
+}
+
+}  // namespace scatterptx::detail

@@ -1,0 +1,17 @@
+// Launching a plan: tensor maps encoded per launch slice, parameters packed
+// in the order of the manifest, cuLaunchKernel on the caller's stream.
+// No allocation, no synchronisation: capturable in a CUDA graph.
+#pragma once
+
+#include <cuda.h>
+
+#include "context_state.hpp"
+#include "plan.hpp"
+#include "problem.hpp"
+
+namespace scatterptx::detail {
+
+void launch_plan(const DriverApi& api, const ContextState& state, const Problem& problem, const Plan& plan,
+                 CUdeviceptr index_error_slot, CUstream stream);
+
+}  // namespace scatterptx::detail

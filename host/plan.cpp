@@ -1,0 +1,196 @@
+#include "plan.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "errors.hpp"
+
+namespace scatterptx::detail {
+namespace {
+
+// Default TMA schedule. On a uniform scatter the DRAM read-modify-write of
+// out dominates and the pipeline shape barely matters (bench/results/ holds
+// the sweeps), so these favour few bulk operations per byte and enough
+// workers per SM to keep loads in flight.
+constexpr uint32_t kDefaultChunkBytes = 2048;
+constexpr uint32_t kDefaultStages = 4;
+constexpr uint32_t kDefaultWarpsPerCta = 4;
+constexpr uint32_t kDefaultCtasPerSm = 8;
+constexpr uint32_t kSharedReservedPerCta = 1024;  // sm_90 keeps 1 KB per CTA
+constexpr uint32_t kSmemStageAlign = 128;
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+uint32_t pick(uint32_t requested, uint32_t fallback) { return requested != 0 ? requested : fallback; }
+
+const char* dtype_name(scatterptx_dtype dtype) {
+  switch (dtype) {
+    case SCATTERPTX_F32: return "f32";
+    case SCATTERPTX_F16: return "f16";
+    case SCATTERPTX_BF16: return "bf16";
+    case SCATTERPTX_F64: return "f64";
+  }
+  return "?";
+}
+
+TmaSchedule plan_tma_schedule(const Problem& p, const DeviceLimits& device) {
+  const scatterptx_schedule& want = p.schedule;
+  const uint32_t elem = static_cast<uint32_t>(p.elem_bytes);
+  const uint32_t cols = static_cast<uint32_t>(p.cols);
+  const uint32_t chunk_target = std::max<uint32_t>(pick(want.chunk_bytes, kDefaultChunkBytes) / elem,
+                                                   16 / elem);
+  TmaSchedule s;
+  // Every candidate is a multiple of 16 bytes: cols * elem (eligibility),
+  // 256 * elem, and chunk_target * elem.
+  s.box_elems = std::min({cols, kMaxBoxElems, chunk_target});
+  const uint32_t boxes_per_chunk =
+      std::max<uint32_t>(1, std::min<uint64_t>(chunk_target / s.box_elems, ceil_div(cols, s.box_elems)));
+  s.chunk_elems = s.box_elems * boxes_per_chunk;
+  s.chunks_per_row = static_cast<uint32_t>(ceil_div(cols, s.chunk_elems));
+  s.stages = pick(want.stages, kDefaultStages);
+  s.warps_per_cta = pick(want.warps_per_cta, kDefaultWarpsPerCta);
+  s.stage_bytes = static_cast<uint32_t>(ceil_div(uint64_t{s.chunk_elems} * elem, kSmemStageAlign) *
+                                        kSmemStageAlign);
+  s.shared_bytes = tma_shared_bytes(s.stage_bytes, s.stages, s.warps_per_cta);
+  if (s.shared_bytes > device.max_shared_per_block) {
+    invalid_argument("TMA schedule needs " + std::to_string(s.shared_bytes) +
+                     " bytes of shared memory per CTA (warps_per_cta * stages * stage_bytes), more than "
+                     "the device's " + std::to_string(device.max_shared_per_block));
+  }
+  const uint32_t fit_shared = device.max_shared_per_sm / (s.shared_bytes + kSharedReservedPerCta);
+  const uint32_t fit_threads = device.max_threads_per_sm / (32 * s.warps_per_cta);
+  const uint32_t fit = std::max<uint32_t>(1, std::min({fit_shared, fit_threads, device.max_ctas_per_sm}));
+  s.ctas_per_sm = std::min(pick(want.ctas_per_sm, kDefaultCtasPerSm), fit);
+  return s;
+}
+
+void plan_tma(const Problem& p, const DeviceLimits& device, Plan& plan) {
+  plan.path = SCATTERPTX_PATH_TMA;
+  plan.variant = find_variant(KernelFamily::row_tma_reduce, p.dtype, p.index_type, 16);
+  plan.tma = plan_tma_schedule(p, device);
+  plan.threads_per_cta = 32 * plan.tma.warps_per_cta;
+  const uint64_t resident = uint64_t{device.sm_count} * plan.tma.ctas_per_sm;
+  for (uint64_t begin = 0; begin < p.src_rows; begin += kMaxTmaRowsPerLaunch) {
+    LaunchSlice slice;
+    slice.row_begin = begin;
+    slice.rows = std::min(kMaxTmaRowsPerLaunch, p.src_rows - begin);
+    const uint64_t pairs = slice.rows * plan.tma.chunks_per_row;
+    // A persistent grid: each warp takes a contiguous run of (row, chunk) pairs.
+    slice.grid_x = std::max<uint64_t>(1, std::min({resident, ceil_div(pairs, plan.tma.warps_per_cta),
+                                                   device.max_grid_x}));
+    plan.launches.push_back(slice);
+  }
+}
+
+bool red_vectors_fit(const Problem& p) {
+  return p.row_bytes() >= 16 && p.out_address % 16 == 0 && p.src_address % 16 == 0 &&
+         p.out_row_stride_bytes % 16 == 0 && p.src_row_stride_bytes % 16 == 0;
+}
+
+void plan_red(const Problem& p, const DeviceLimits& device, Plan& plan) {
+  plan.path = SCATTERPTX_PATH_RED;
+  RedSchedule& s = plan.red;
+  s.vector_bytes = red_vectors_fit(p) ? 16 : static_cast<uint32_t>(p.elem_bytes);
+  plan.variant = find_variant(KernelFamily::row_red, p.dtype, p.index_type, s.vector_bytes);
+  plan.threads_per_cta = kRedThreadsPerCta;
+  s.vectors_per_row = ceil_div(p.cols, s.vector_bytes / p.elem_bytes);
+  while ((uint64_t{1} << s.lanes_per_row_log2) < s.vectors_per_row &&
+         (1u << s.lanes_per_row_log2) < kRedThreadsPerCta) {
+    ++s.lanes_per_row_log2;
+  }
+  const uint64_t rows_per_cta = kRedThreadsPerCta >> s.lanes_per_row_log2;
+  const uint64_t resident = uint64_t{device.sm_count} * (device.max_threads_per_sm / kRedThreadsPerCta);
+  LaunchSlice slice;
+  slice.rows = p.src_rows;
+  slice.grid_x = std::max<uint64_t>(1, std::min({ceil_div(p.src_rows, rows_per_cta), 2 * resident,
+                                                 device.max_grid_x}));
+  // Few, long rows: spread each row's vectors over CTAs along y as well.
+  const uint64_t row_ctas = ceil_div(s.vectors_per_row, kRedThreadsPerCta);
+  if (row_ctas > 1 && slice.grid_x < resident) {
+    s.grid_y = static_cast<uint32_t>(
+        std::min<uint64_t>({row_ctas, ceil_div(resident, slice.grid_x), device.max_grid_y}));
+  }
+  slice.grid_y = s.grid_y;
+  plan.launches.push_back(slice);
+}
+
+}  // namespace
+
+uint32_t tma_shared_bytes(uint32_t stage_bytes, uint32_t stages, uint32_t warps_per_cta) {
+  const uint64_t bytes = uint64_t{warps_per_cta} * stages * (uint64_t{stage_bytes} + 8);
+  return static_cast<uint32_t>(std::min<uint64_t>(bytes, UINT32_MAX));
+}
+
+std::size_t find_variant(KernelFamily family, scatterptx_dtype dtype, scatterptx_index_type index_type,
+                         unsigned vector_bytes) {
+  for (std::size_t i = 0; i < kKernelVariantCount; ++i) {
+    const KernelVariant& v = kKernelVariants[i];
+    if (v.family == family && v.dtype == dtype && v.index_type == index_type &&
+        (family == KernelFamily::row_tma_reduce || v.vector_bytes == vector_bytes)) {
+      return i;
+    }
+  }
+  fail(SCATTERPTX_ERROR_DRIVER, std::string("internal error: no kernel variant for dtype ") +
+                                    dtype_name(dtype) + " vector_bytes " + std::to_string(vector_bytes));
+}
+
+std::string tma_ineligibility(const Problem& p, const DeviceLimits& device) {
+  if (device.compute_capability < 90) return "the TMA path needs sm_90 or newer";
+  if (p.row_bytes() % 16 != 0) {
+    return "row bytes (cols * element size = " + std::to_string(p.row_bytes()) + ") not a multiple of 16";
+  }
+  if (p.out_address % 16 != 0) return "out is not 16-byte aligned";
+  if (p.src_address % 16 != 0) return "src is not 16-byte aligned";
+  if (p.out_row_stride_bytes % 16 != 0) return "out row stride is not a multiple of 16 bytes";
+  if (p.src_row_stride_bytes % 16 != 0) return "src row stride is not a multiple of 16 bytes";
+  if (p.src_row_stride_bytes >= kMaxTensorMapStride) return "src row stride is 2^40 bytes or more";
+  if (p.cols > kMaxTmaCols) return "rows of 2^31 elements or more";
+  return "";
+}
+
+Plan make_plan(const Problem& p, const DeviceLimits& device) {
+  if (device.compute_capability < 90) {
+    fail(SCATTERPTX_ERROR_UNSUPPORTED_DEVICE,
+         "compute capability " + std::to_string(device.compute_capability / 10) + "." +
+             std::to_string(device.compute_capability % 10) + " is not supported: libscatterptx needs sm_90+");
+  }
+  Plan plan;
+  if (p.is_empty()) return plan;
+  const std::string why_not_tma = tma_ineligibility(p, device);
+  switch (p.path) {
+    case SCATTERPTX_PATH_TMA:
+      if (!why_not_tma.empty()) invalid_argument("path = SCATTERPTX_PATH_TMA cannot take this input: " + why_not_tma);
+      plan_tma(p, device, plan);
+      break;
+    case SCATTERPTX_PATH_RED:
+      plan_red(p, device, plan);
+      break;
+    default:
+      if (why_not_tma.empty()) {
+        plan_tma(p, device, plan);
+      } else {
+        plan_red(p, device, plan);
+      }
+  }
+  return plan;
+}
+
+std::string Plan::describe() const {
+  std::ostringstream out;
+  if (launches.empty()) return "path=none (empty problem)";
+  out << "path=" << (path == SCATTERPTX_PATH_TMA ? "tma" : "red") << " variant=" << kKernelVariants[variant].name;
+  if (path == SCATTERPTX_PATH_TMA) {
+    out << " box_elems=" << tma.box_elems << " chunk_elems=" << tma.chunk_elems
+        << " chunks_per_row=" << tma.chunks_per_row << " stages=" << tma.stages
+        << " warps_per_cta=" << tma.warps_per_cta << " ctas_per_sm=" << tma.ctas_per_sm
+        << " shared_bytes=" << tma.shared_bytes;
+  } else {
+    out << " vector_bytes=" << red.vector_bytes << " vectors_per_row=" << red.vectors_per_row
+        << " lanes_per_row=" << (1u << red.lanes_per_row_log2);
+  }
+  out << " threads=" << threads_per_cta << " launches=" << launches.size() << " grid=" << launches[0].grid_x
+      << "x" << launches[0].grid_y;
+  return out.str();
+}
+
+}  // namespace scatterptx::detail

@@ -1,0 +1,83 @@
+// Planning: which kernel, which schedule, which launches. A pure function of
+// the problem and the device's properties, unit-tested on the host.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernel_manifest.hpp"
+#include "problem.hpp"
+
+namespace scatterptx::detail {
+
+struct DeviceLimits {
+  int compute_capability = 90;            // 10 * major + minor
+  uint32_t sm_count = 132;
+  uint32_t max_shared_per_block = 232448; // opt-in limit, bytes
+  uint32_t max_shared_per_sm = 233472;
+  uint32_t max_threads_per_sm = 2048;
+  uint32_t max_ctas_per_sm = 32;
+  uint64_t max_grid_x = 2147483647;
+  uint32_t max_grid_y = 65535;
+};
+
+// Tensor-map coordinates are s32: one TMA launch covers fewer than 2^31 rows
+// and columns; larger problems are split into several launches.
+constexpr uint64_t kMaxTmaRowsPerLaunch = (uint64_t{1} << 31) - 1;
+constexpr uint64_t kMaxTmaCols = (uint64_t{1} << 31) - 1;
+constexpr uint32_t kMaxBoxElems = 256;          // tensor-map boxDim limit
+constexpr uint64_t kMaxTensorMapStride = uint64_t{1} << 40;
+constexpr uint32_t kRedThreadsPerCta = 256;
+
+struct TmaSchedule {
+  uint32_t box_elems = 0;       // one tensor-map box along the row
+  uint32_t chunk_elems = 0;     // elements per pipeline stage, a multiple of box_elems
+  uint32_t chunks_per_row = 0;
+  uint32_t stages = 0;
+  uint32_t warps_per_cta = 0;
+  uint32_t ctas_per_sm = 0;
+  uint32_t stage_bytes = 0;     // chunk bytes rounded up to 128
+  uint32_t shared_bytes = 0;    // dynamic shared memory per CTA
+};
+
+struct RedSchedule {
+  uint32_t vector_bytes = 0;         // bytes per lane access
+  uint64_t vectors_per_row = 0;
+  uint32_t lanes_per_row_log2 = 0;
+  uint32_t grid_y = 1;               // CTAs across one row's vectors
+};
+
+// One kernel launch over source rows [row_begin, row_begin + rows).
+struct LaunchSlice {
+  uint64_t row_begin = 0;
+  uint64_t rows = 0;
+  uint64_t grid_x = 0;
+  uint32_t grid_y = 1;
+};
+
+struct Plan {
+  scatterptx_path path = SCATTERPTX_PATH_AUTO;  // TMA or RED once planned
+  std::size_t variant = 0;                      // index into kKernelVariants
+  uint32_t threads_per_cta = 0;
+  TmaSchedule tma;
+  RedSchedule red;
+  std::vector<LaunchSlice> launches;            // empty for an empty problem
+
+  std::string describe() const;
+};
+
+// Why the TMA path cannot take this problem, or "" when it can.
+std::string tma_ineligibility(const Problem& problem, const DeviceLimits& device);
+
+// Throws INVALID_ARGUMENT when a forced path or schedule cannot run, and
+// UNSUPPORTED_DEVICE below sm_90.
+Plan make_plan(const Problem& problem, const DeviceLimits& device);
+
+// Dynamic shared memory of a TMA CTA; must match ptx/row_tma_reduce.ptx.in.
+uint32_t tma_shared_bytes(uint32_t stage_bytes, uint32_t stages, uint32_t warps_per_cta);
+
+std::size_t find_variant(KernelFamily family, scatterptx_dtype dtype, scatterptx_index_type index_type,
+                         unsigned vector_bytes);
+
+}  // namespace scatterptx::detail

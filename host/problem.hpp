@@ -1,0 +1,37 @@
+// A scatter-add call as the planner sees it: validated sizes in elements and
+// bytes, and the addresses (for alignment) of its three tensors.
+#pragma once
+
+#include <cstdint>
+
+#include "scatterptx/scatterptx.h"
+
+namespace scatterptx::detail {
+
+struct Problem {
+  scatterptx_dtype dtype = SCATTERPTX_F32;
+  scatterptx_index_type index_type = SCATTERPTX_INDEX_INT64;
+  scatterptx_index_check index_check = SCATTERPTX_INDEX_RECORD;
+  scatterptx_path path = SCATTERPTX_PATH_AUTO;
+  uint64_t elem_bytes = 4;
+  uint64_t index_bytes = 8;
+  uint64_t out_rows = 0;
+  uint64_t src_rows = 0;
+  uint64_t cols = 0;
+  uint64_t out_row_stride_bytes = 0;
+  uint64_t src_row_stride_bytes = 0;
+  uint64_t out_address = 0;
+  uint64_t src_address = 0;
+  uint64_t index_address = 0;
+  bool has_schedule = false;
+  scatterptx_schedule schedule{};  // zero fields: planner's choice
+
+  uint64_t row_bytes() const { return cols * elem_bytes; }
+  bool is_empty() const { return src_rows == 0 || cols == 0; }
+};
+
+// Checks every argument (never dereferencing a pointer) and returns the
+// problem, or throws an INVALID_ARGUMENT Failure naming the offending field.
+Problem validate_arguments(const scatterptx_scatter_add_args* args);
+
+}  // namespace scatterptx::detail

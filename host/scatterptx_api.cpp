@@ -1,0 +1,110 @@
+// The C ABI: validation first (no driver needed), then the context's state,
+// the plan and the launch. Every entry point is noexcept through guarded().
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "context_state.hpp"
+#include "errors.hpp"
+#include "index_errors.hpp"
+#include "launch.hpp"
+#include "plan.hpp"
+#include "problem.hpp"
+#include "scatterptx/scatterptx.h"
+
+using namespace scatterptx::detail;
+
+namespace {
+
+void require_stream_in_context(const DriverApi& api, const ContextState& state, CUstream stream) {
+  CUcontext stream_context = nullptr;
+  check_driver(api, "cuStreamGetCtx", api.cuStreamGetCtx(stream, &stream_context));
+  if (stream_context != state.context) {
+    invalid_argument("stream belongs to another CUDA context than the current one");
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+void scatterptx_scatter_add_args_init(scatterptx_scatter_add_args* args) {
+  if (args == nullptr) return;
+  std::memset(args, 0, sizeof(*args));
+  args->dtype = SCATTERPTX_F32;
+  args->index_type = SCATTERPTX_INDEX_INT64;
+  args->index_check = SCATTERPTX_INDEX_RECORD;
+  args->path = SCATTERPTX_PATH_AUTO;
+  args->schedule = nullptr;
+}
+
+scatterptx_status scatterptx_scatter_add(const scatterptx_scatter_add_args* args, CUstream stream) {
+  return guarded([&] {
+    const Problem problem = validate_arguments(args);
+    if (problem.is_empty()) return;
+    const DriverApi& api = require_driver();
+    ContextState& state = current_context_state(api);
+    require_stream_in_context(api, state, stream);
+    const Plan plan = make_plan(problem, state.limits);
+    if (problem.index_check == SCATTERPTX_INDEX_CHECKED) {
+      launch_checked(api, state, problem, plan, stream);
+    } else {
+      launch_plan(api, state, problem, plan, state.index_error_slot(kRecordModeSlot), stream);
+    }
+  });
+}
+
+scatterptx_status scatterptx_prepare(void) {
+  return guarded([] { current_context_state(require_driver()); });
+}
+
+scatterptx_status scatterptx_take_index_error(int64_t* position) {
+  return guarded([&] {
+    if (position == nullptr) invalid_argument("position is NULL");
+    *position = -1;
+    const DriverApi& api = require_driver();
+    *position = take_recorded_index_error(api, current_context_state(api));
+  });
+}
+
+scatterptx_status scatterptx_describe_plan(const scatterptx_scatter_add_args* args, char* buffer,
+                                           size_t buffer_size) {
+  return guarded([&] {
+    if (buffer == nullptr || buffer_size == 0) invalid_argument("buffer is NULL or buffer_size is 0");
+    buffer[0] = '\0';
+    const Problem problem = validate_arguments(args);
+    const DriverApi& api = require_driver();
+    const Plan plan = make_plan(problem, current_context_state(api).limits);
+    const std::string text = plan.describe();
+    const size_t length = std::min(text.size(), buffer_size - 1);
+    std::memcpy(buffer, text.data(), length);
+    buffer[length] = '\0';
+  });
+}
+
+const char* scatterptx_last_error_message(void) { return last_error_message_cstr(); }
+
+const char* scatterptx_status_name(scatterptx_status status) {
+  switch (status) {
+    case SCATTERPTX_SUCCESS: return "SCATTERPTX_SUCCESS";
+    case SCATTERPTX_ERROR_INVALID_ARGUMENT: return "SCATTERPTX_ERROR_INVALID_ARGUMENT";
+    case SCATTERPTX_ERROR_NO_DRIVER: return "SCATTERPTX_ERROR_NO_DRIVER";
+    case SCATTERPTX_ERROR_NO_CONTEXT: return "SCATTERPTX_ERROR_NO_CONTEXT";
+    case SCATTERPTX_ERROR_UNSUPPORTED_DEVICE: return "SCATTERPTX_ERROR_UNSUPPORTED_DEVICE";
+    case SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE: return "SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE";
+    case SCATTERPTX_ERROR_DRIVER: return "SCATTERPTX_ERROR_DRIVER";
+  }
+  return "SCATTERPTX_UNKNOWN_STATUS";
+}
+
+size_t scatterptx_dtype_size(scatterptx_dtype dtype) {
+  switch (dtype) {
+    case SCATTERPTX_F32: return 4;
+    case SCATTERPTX_F16: return 2;
+    case SCATTERPTX_BF16: return 2;
+    case SCATTERPTX_F64: return 8;
+  }
+  return 0;
+}
+
+}  // extern "C"

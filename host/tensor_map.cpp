@@ -1,0 +1,66 @@
+#include "tensor_map.hpp"
+
+#include <sstream>
+
+#include "errors.hpp"
+
+namespace scatterptx::detail {
+namespace {
+
+CUtensorMapDataType map_data_type(scatterptx_dtype dtype) {
+  switch (dtype) {
+    case SCATTERPTX_F16: return CU_TENSOR_MAP_DATA_TYPE_FLOAT16;
+    case SCATTERPTX_BF16: return CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    case SCATTERPTX_F64: return CU_TENSOR_MAP_DATA_TYPE_FLOAT64;
+    default: return CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+  }
+}
+
+std::string describe_fields(const RowTensorMapFields& f) {
+  std::ostringstream out;
+  out << "tensor map fields: dataType=" << map_data_type(f.dtype) << " (elem " << scatterptx_dtype_size(f.dtype)
+      << " B) rank=2 globalAddress=0x" << std::hex << f.address << std::dec << " globalDim={" << f.cols << ", "
+      << f.rows << "} globalStrides={" << f.row_stride_bytes << "} boxDim={" << f.box_elems
+      << ", 1} elementStrides={1, 1} interleave=NONE swizzle=NONE l2Promotion=L2_256B oobFill=NONE(zeros)";
+  return out.str();
+}
+
+}  // namespace
+
+std::string row_tensor_map_violations(const RowTensorMapFields& f) {
+  const uint64_t elem = scatterptx_dtype_size(f.dtype);
+  std::ostringstream out;
+  // Limits of cuTensorMapEncodeTiled, each as the driver states it.
+  if (f.address % 16 != 0) out << "globalAddress must be 16-byte aligned\n";
+  if (f.cols < 1 || f.cols > (uint64_t{1} << 32)) out << "globalDim[0] (cols) must be in [1, 2^32]\n";
+  if (f.rows < 1 || f.rows > (uint64_t{1} << 32)) out << "globalDim[1] (rows) must be in [1, 2^32]\n";
+  if (f.row_stride_bytes % 16 != 0) out << "globalStrides[0] must be a multiple of 16 bytes\n";
+  if (f.row_stride_bytes >= (uint64_t{1} << 40)) out << "globalStrides[0] must be below 2^40 bytes\n";
+  if (f.row_stride_bytes < f.cols * elem) out << "globalStrides[0] must cover a whole row\n";
+  if (f.box_elems < 1 || f.box_elems > 256) out << "boxDim[0] must be in [1, 256]\n";
+  if ((f.box_elems * elem) % 16 != 0) out << "boxDim[0] * element size must be a multiple of 16 bytes\n";
+  return out.str();
+}
+
+CUtensorMap encode_row_tensor_map(const DriverApi& api, const RowTensorMapFields& f) {
+  const std::string violations = row_tensor_map_violations(f);
+  if (!violations.empty()) {
+    fail(SCATTERPTX_ERROR_INVALID_ARGUMENT, "cannot encode the src tensor map:\n" + violations + describe_fields(f));
+  }
+  CUtensorMap map;
+  const cuuint64_t global_dim[2] = {f.cols, f.rows};
+  const cuuint64_t global_strides[1] = {f.row_stride_bytes};
+  const cuuint32_t box_dim[2] = {f.box_elems, 1};
+  const cuuint32_t element_strides[2] = {1, 1};
+  const CUresult result = api.cuTensorMapEncodeTiled(
+      &map, map_data_type(f.dtype), 2, reinterpret_cast<void*>(f.address), global_dim, global_strides, box_dim,
+      element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (result != CUDA_SUCCESS) {
+    fail(SCATTERPTX_ERROR_DRIVER, describe_driver_error(api, "cuTensorMapEncodeTiled", result) + "; " +
+                                      describe_fields(f));
+  }
+  return map;
+}
+
+}  // namespace scatterptx::detail
