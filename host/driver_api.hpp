@@ -23,6 +23,7 @@ namespace scatterptx::detail {
   X(cuDriverGetVersion)                   \
   X(cuDeviceGet)                          \
   X(cuDeviceGetCount)                     \
+  X(cuDeviceGetName)                      \
   X(cuDeviceGetAttribute)                 \
   X(cuDevicePrimaryCtxRetain)             \
   X(cuDevicePrimaryCtxRelease)            \

@@ -136,6 +136,10 @@ std::size_t find_variant(KernelFamily family, scatterptx_dtype dtype, scatterptx
 
 std::string tma_ineligibility(const Problem& p, const DeviceLimits& device) {
   if (device.compute_capability < 90) return "the TMA path needs sm_90 or newer";
+  return tma_layout_ineligibility(p);
+}
+
+std::string tma_layout_ineligibility(const Problem& p) {
   if (p.row_bytes() % 16 != 0) {
     return "row bytes (cols * element size = " + std::to_string(p.row_bytes()) + ") not a multiple of 16";
   }

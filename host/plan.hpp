@@ -67,7 +67,11 @@ struct Plan {
   std::string describe() const;
 };
 
-// Why the TMA path cannot take this problem, or "" when it can.
+// Why the TMA path cannot take this problem's layout (alignment, row bytes,
+// sizes), or "" when it can; needs no device.
+std::string tma_layout_ineligibility(const Problem& problem);
+
+// The same, on a given device.
 std::string tma_ineligibility(const Problem& problem, const DeviceLimits& device);
 
 // Throws INVALID_ARGUMENT when a forced path or schedule cannot run, and

@@ -1,6 +1,7 @@
 #include <string>
 
 #include "errors.hpp"
+#include "plan.hpp"
 #include "problem.hpp"
 
 namespace scatterptx::detail {
@@ -131,6 +132,10 @@ Problem validate_arguments(const scatterptx_scatter_add_args* args) {
   }
   if (ranges_overlap(p.out_address, out_bytes, p.index_address, index_bytes)) {
     invalid_argument("out and index overlap in memory");
+  }
+  if (p.path == SCATTERPTX_PATH_TMA) {
+    const std::string why_not = tma_layout_ineligibility(p);
+    if (!why_not.empty()) invalid_argument("path = SCATTERPTX_PATH_TMA cannot take this input: " + why_not);
   }
   return p;
 }

@@ -1,0 +1,167 @@
+#include "options.hpp"
+
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+#include <cstdlib>
+
+namespace scatterptx_bench {
+namespace {
+
+bool parse_int(const std::string& text, long minimum, long maximum, long* value) {
+  if (text.empty()) return false;
+  errno = 0;
+  char* end = nullptr;
+  const long parsed = std::strtol(text.c_str(), &end, 10);
+  if (errno != 0 || end != text.c_str() + text.size() || parsed < minimum || parsed > maximum) {
+    return false;
+  }
+  *value = parsed;
+  return true;
+}
+
+bool parse_path(const std::string& text, scatterptx_path* path) {
+  if (text == "auto") {
+    *path = SCATTERPTX_PATH_AUTO;
+  } else if (text == "tma") {
+    *path = SCATTERPTX_PATH_TMA;
+  } else if (text == "red") {
+    *path = SCATTERPTX_PATH_RED;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+const char* path_name(scatterptx_path path) {
+  switch (path) {
+    case SCATTERPTX_PATH_AUTO: return "auto";
+    case SCATTERPTX_PATH_TMA: return "tma";
+    case SCATTERPTX_PATH_RED: return "red";
+  }
+  return "?";
+}
+
+std::string usage_text() {
+  return R"(usage: scatterptx-bench [options]
+
+Times scatterptx_scatter_add (out[index[i], :] += src[i, :]) against a
+device-to-device copy of src on a suite of scenarios, after checking each on
+a prefix against a float64 CPU reference. CUDA events, warm-up runs, median
+of the timed runs, L2 flushed before every run.
+
+  --json FILE           also write every result, with the raw run times, as JSON
+  --scenario NAME       run only scenarios whose name contains NAME (repeatable)
+  --shape K:M:T:D:DT    run this one case instead of the suite (repeatable);
+                        K uniform|high_cont|sorted|few_targets|few_idx,
+                        M and T counts (7.77e6, 1.72M, 500K), DT f32|f16|bf16|f64
+  --path auto|tma|red   force a kernel path (default auto: the planner's)
+  --chunk-bytes N       TMA schedule override: bytes of a row per stage
+  --stages N            TMA schedule override: shared-memory stages per warp
+  --warps N             TMA schedule override: pipelines per CTA
+  --ctas-per-sm N       TMA schedule override: persistent CTAs per SM
+  --runs N              timed runs per measurement (default 20)
+  --warmup N            untimed runs first (default 3)
+  --quick               smaller sizes, for smoke runs
+  --sweep               also time a grid of TMA schedules per scenario and
+                        report the best (path tma unless --path is given)
+  --device N            CUDA device ordinal (default 0)
+  --help                this text
+
+Exit status: 0 all correct, 1 a call failed or a result was WRONG,
+2 no CUDA GPU (sm_90+) available, 64 bad command line.
+)";
+}
+
+bool parse_options(int argc, char** argv, Options* options, std::string* error) {
+  Options parsed;
+  for (int i = 1; i < argc; ++i) {
+    const std::string flag = argv[i];
+    if (flag == "--help" || flag == "-h") {
+      parsed.help = true;
+      continue;
+    }
+    if (flag == "--quick") {
+      parsed.quick = true;
+      continue;
+    }
+    if (flag == "--sweep") {
+      parsed.sweep = true;
+      continue;
+    }
+    static const char* const kValueOptions[] = {
+        "--json",  "--scenario",    "--shape", "--path",   "--chunk-bytes", "--stages",
+        "--warps", "--ctas-per-sm", "--runs",  "--warmup", "--device"};
+    bool takes_value = false;
+    for (const char* known : kValueOptions) takes_value = takes_value || flag == known;
+    if (!takes_value) {
+      *error = flag.rfind("-", 0) == 0 ? "unknown option '" + flag + "'"
+                                       : "unexpected argument '" + flag + "'";
+      return false;
+    }
+    if (i + 1 >= argc) {
+      *error = flag + " needs a value";
+      return false;
+    }
+    const std::string value = argv[++i];
+    long number = 0;
+    auto schedule_field = [&](uint32_t* field) {
+      if (!parse_int(value, 1, static_cast<long>(UINT32_MAX), &number)) {
+        *error = flag + " wants a positive integer, got '" + value + "'";
+        return false;
+      }
+      *field = static_cast<uint32_t>(number);
+      parsed.schedule_given = true;
+      return true;
+    };
+    if (flag == "--json") {
+      parsed.json_path = value;
+    } else if (flag == "--scenario") {
+      parsed.scenario_filters.push_back(value);
+    } else if (flag == "--shape") {
+      parsed.shapes.push_back(value);
+    } else if (flag == "--path") {
+      if (!parse_path(value, &parsed.path)) {
+        *error = "--path wants auto, tma or red, got '" + value + "'";
+        return false;
+      }
+      parsed.path_given = true;
+    } else if (flag == "--chunk-bytes") {
+      if (!schedule_field(&parsed.schedule.chunk_bytes)) return false;
+    } else if (flag == "--stages") {
+      if (!schedule_field(&parsed.schedule.stages)) return false;
+    } else if (flag == "--warps") {
+      if (!schedule_field(&parsed.schedule.warps_per_cta)) return false;
+    } else if (flag == "--ctas-per-sm") {
+      if (!schedule_field(&parsed.schedule.ctas_per_sm)) return false;
+    } else if (flag == "--runs") {
+      if (!parse_int(value, 1, 100000, &number)) {
+        *error = "--runs wants an integer in [1, 100000], got '" + value + "'";
+        return false;
+      }
+      parsed.runs = static_cast<int>(number);
+    } else if (flag == "--warmup") {
+      if (!parse_int(value, 0, 100000, &number)) {
+        *error = "--warmup wants an integer in [0, 100000], got '" + value + "'";
+        return false;
+      }
+      parsed.warmup_runs = static_cast<int>(number);
+    } else if (flag == "--device") {
+      if (!parse_int(value, 0, INT_MAX, &number)) {
+        *error = "--device wants a device ordinal, got '" + value + "'";
+        return false;
+      }
+      parsed.device = static_cast<int>(number);
+    }
+  }
+  if (parsed.sweep && parsed.schedule_given) {
+    *error = "--sweep chooses the schedules itself; drop --chunk-bytes/--stages/--warps/--ctas-per-sm";
+    return false;
+  }
+  *options = parsed;
+  return true;
+}
+
+}  // namespace scatterptx_bench

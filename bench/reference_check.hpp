@@ -1,0 +1,35 @@
+// Correctness of scatter_add on a prefix of a scenario, against a float64
+// CPU reference.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "inputs.hpp"
+#include "scatterptx/scatterptx.h"
+
+namespace scatterptx_bench {
+
+struct CheckResult {
+  bool ok = false;
+  int64_t src_rows_checked = 0;
+  int64_t touched_rows = 0;    // distinct targets of the checked src rows
+  int64_t neighbour_rows = 0;  // untouched rows next to them, which must not change
+  double max_relative_error = 0;  // worst touched row: max |got - ref| / max |ref|
+  double tolerance = 0;
+  std::string failure;  // why it is wrong; empty when ok
+};
+
+// Relative error allowed for dtype: 1e-5 for f32/f64, 2e-2 for f16/bf16.
+double relative_tolerance(scatterptx_dtype dtype);
+
+// Restores out from its pristine copy, runs scatter_add(args) on the first
+// check_rows src rows, then compares every touched out row against
+// out + sum(src) in float64 and checks that the untouched rows on either side
+// of each are bit-for-bit unchanged and that no index error was recorded.
+// args describe the whole problem (pointers into inputs); only src_rows is
+// cut down. Throws BenchError when a driver or library call fails.
+CheckResult check_prefix(const scatterptx_scatter_add_args& args, const ProblemInputs& inputs,
+                         int64_t check_rows, CUstream stream);
+
+}  // namespace scatterptx_bench

@@ -1,0 +1,150 @@
+#include "scenario_runner.hpp"
+
+#include <cstdio>
+#include <utility>
+
+#include "driver.hpp"
+
+namespace scatterptx_bench {
+namespace {
+
+scatterptx_scatter_add_args problem_args(const Scenario& s, const ProblemInputs& in) {
+  scatterptx_scatter_add_args args;
+  scatterptx_scatter_add_args_init(&args);
+  args.out = in.out->out.pointer();
+  args.out_rows = s.out_rows;
+  args.out_row_stride = s.cols;
+  args.src = in.source->src.pointer();
+  args.src_rows = s.src_rows;
+  args.src_row_stride = s.cols;
+  args.cols = s.cols;
+  args.dtype = s.dtype;
+  args.index = in.index->index.pointer();
+  args.index_type = SCATTERPTX_INDEX_INT64;
+  args.index_check = SCATTERPTX_INDEX_RECORD;  // the stream-ordered mode, the one worth timing
+  return args;
+}
+
+// The plan text, or false with *rejection holding the library's message when
+// it rejects args as INVALID_ARGUMENT; any other failure throws.
+bool describe_plan(const scatterptx_scatter_add_args& args, std::string* plan,
+                   std::string* rejection) {
+  char buffer[4096] = {};
+  const scatterptx_status status = scatterptx_describe_plan(&args, buffer, sizeof(buffer));
+  if (status == SCATTERPTX_ERROR_INVALID_ARGUMENT) {
+    *rejection = describe_scatterptx_failure(status, "scatterptx_describe_plan");
+    return false;
+  }
+  check_scatterptx(status, "scatterptx_describe_plan");
+  *plan = buffer;
+  return true;
+}
+
+TimingResult time_scatter(EventTimer& timer, CUstream stream, L2Flusher& flusher,
+                          const TimingConfig& config, const scatterptx_scatter_add_args& args) {
+  return timer.time(stream, flusher, config, [&args](CUstream s) {
+    check_scatterptx(scatterptx_scatter_add(&args, s), "scatterptx_scatter_add");
+  });
+}
+
+// The timed runs used the same in-range index, so any recorded index error
+// means the kernel misread it.
+void require_no_index_error(CheckResult* check) {
+  int64_t position = -1;
+  check_scatterptx(scatterptx_take_index_error(&position), "scatterptx_take_index_error");
+  if (position != -1 && check->failure.empty()) {
+    check->ok = false;
+    check->failure = "timed runs recorded an index error at position " + std::to_string(position);
+  }
+}
+
+}  // namespace
+
+ScenarioResult ScenarioRunner::run(const Scenario& s) {
+  ScenarioResult result;
+  result.scenario = s;
+  result.row_bytes = row_bytes(s);
+  result.path = settings_.path;
+  result.has_schedule = settings_.has_schedule;
+  result.schedule = settings_.schedule;
+
+  const ProblemInputs in = inputs_.prepare(s);
+  result.distinct_targets = in.index->distinct_targets;
+
+  scatterptx_scatter_add_args args = problem_args(s, in);
+  args.path = settings_.path;
+  args.schedule = settings_.has_schedule ? &settings_.schedule : nullptr;
+
+  std::string rejection;
+  if (!describe_plan(args, &result.plan, &rejection)) {
+    // With the planner free to choose, every scenario here is valid input,
+    // so a rejection is a failure; a forced path or schedule may simply not
+    // apply to this shape.
+    if (settings_.path == SCATTERPTX_PATH_AUTO && !settings_.has_schedule) throw BenchError(rejection);
+    result.skipped = true;
+    result.skip_reason = rejection;
+    std::fprintf(stderr, "scatterptx-bench:   skipped: %s\n", rejection.c_str());
+    return result;
+  }
+  std::fprintf(stderr, "scatterptx-bench:   plan: %s\n", result.plan.c_str());
+
+  result.check = check_prefix(args, in, settings_.check_rows, stream_);
+  std::fprintf(stderr, "scatterptx-bench:   check on %lld rows: %s (max rel err %.3g)\n",
+               static_cast<long long>(result.check.src_rows_checked),
+               result.check.ok ? "ok" : result.check.failure.c_str(),
+               result.check.max_relative_error);
+
+  const size_t src_bytes = in.source->src.bytes();
+  const CUdeviceptr src = in.source->src.address();
+  const CUdeviceptr copy_target = in.source->copy_target.address();
+  result.copy = timer_.time(stream_, flusher_, settings_.timing, [&](CUstream stream) {
+    check_cu(driver().cuMemcpyDtoDAsync(copy_target, src, src_bytes, stream), "cuMemcpyDtoDAsync");
+  });
+  result.scatter = time_scatter(timer_, stream_, flusher_, settings_.timing, args);
+  require_no_index_error(&result.check);
+
+  result.floors = floor_bytes(s.src_rows, result.distinct_targets, result.row_bytes,
+                              result.index_bytes);
+  result.copy_bytes_moved = copy_bytes(s.src_rows, result.row_bytes);
+  result.comparison = compare_with_floors(result.floors, result.copy_bytes_moved,
+                                          result.copy.median_ms, result.scatter.median_ms);
+  std::fprintf(stderr, "scatterptx-bench:   copy %.4f ms, scatter %.4f ms (%.1f%% of ideal floor)\n",
+               result.copy.median_ms, result.scatter.median_ms, result.comparison.percent_of_ideal);
+
+  if (settings_.sweep) result.sweep = sweep(args, in);
+  return result;
+}
+
+std::vector<SweepPoint> ScenarioRunner::sweep(const scatterptx_scatter_add_args& base,
+                                              const ProblemInputs& in) {
+  const std::vector<scatterptx_schedule> grid = sweep_schedules();
+  std::vector<SweepPoint> points;
+  points.reserve(grid.size());
+  int rejected = 0;
+  for (const scatterptx_schedule& schedule : grid) {
+    SweepPoint point;
+    point.schedule = schedule;
+    scatterptx_scatter_add_args args = base;
+    args.path = settings_.sweep_path;
+    args.schedule = &point.schedule;
+    point.accepted = describe_plan(args, &point.plan, &point.rejection);
+    if (point.accepted) {
+      point.check = check_prefix(args, in, settings_.sweep_check_rows, stream_);
+      point.timing = time_scatter(timer_, stream_, flusher_, settings_.timing, args);
+      require_no_index_error(&point.check);
+    } else {
+      ++rejected;
+    }
+    points.push_back(std::move(point));
+  }
+  const SweepPoint* best = best_point(points);
+  std::fprintf(stderr, "scatterptx-bench:   sweep: %zu schedules, %d rejected, best %s\n",
+               points.size(), rejected,
+               best != nullptr ? (describe_schedule(best->schedule) + " " +
+                                  std::to_string(best->timing.median_ms) + " ms")
+                                     .c_str()
+                               : "(none)");
+  return points;
+}
+
+}  // namespace scatterptx_bench

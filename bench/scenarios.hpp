@@ -1,0 +1,44 @@
+// The benchmark's scenarios and the index pattern of each kind.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "scatterptx/scatterptx.h"
+
+namespace scatterptx_bench {
+
+enum class IndexKind {
+  uniform,      // every src row picks a target uniformly in [0, T)
+  high_cont,    // half of the src rows hit target 0, the rest uniform, positions shuffled
+  sorted,       // uniform targets, ascending
+  few_targets,  // uniform over a small T (the same generator as uniform; named apart)
+  few_idx,      // src row i goes to perm[i % T] for a random permutation of [0, T)
+};
+
+const char* index_kind_name(IndexKind kind);
+bool parse_index_kind(const std::string& text, IndexKind* kind);
+
+struct Scenario {
+  std::string name;  // what --scenario matches against
+  IndexKind kind = IndexKind::uniform;
+  int64_t src_rows = 0;  // M
+  int64_t out_rows = 0;  // T
+  int64_t cols = 0;      // D
+  scatterptx_dtype dtype = SCATTERPTX_F32;
+};
+
+int64_t row_bytes(const Scenario& scenario);
+
+// The default suite, ordered so that neighbours share src, out or index and
+// the input cache can reuse them. quick shrinks every size for smoke runs.
+std::vector<Scenario> default_scenarios(bool quick);
+
+// "kind:M:T:D:dtype"; M and T take 7.77e6, 1.72M, 500K as well as integers.
+bool parse_shape(const std::string& text, Scenario* scenario, std::string* error);
+
+// The int64 index of a scenario's kind: src_rows entries in [0, out_rows).
+std::vector<int64_t> make_index(IndexKind kind, int64_t src_rows, int64_t out_rows, uint64_t seed);
+
+}  // namespace scatterptx_bench

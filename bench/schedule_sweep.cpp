@@ -1,0 +1,40 @@
+#include "schedule_sweep.hpp"
+
+namespace scatterptx_bench {
+
+uint64_t schedule_shared_bytes(const scatterptx_schedule& s) {
+  return uint64_t{s.warps_per_cta} * s.stages * s.chunk_bytes;
+}
+
+std::vector<scatterptx_schedule> sweep_schedules() {
+  std::vector<scatterptx_schedule> grid;
+  for (uint32_t chunk_bytes : {512u, 1024u, 2048u, 4096u}) {
+    for (uint32_t stages : {2u, 3u, 4u, 6u}) {
+      for (uint32_t warps : {1u, 2u, 4u}) {
+        for (uint32_t ctas_per_sm : {0u, 4u, 8u, 16u}) {
+          const scatterptx_schedule schedule{chunk_bytes, stages, warps, ctas_per_sm};
+          if (schedule_shared_bytes(schedule) > kSweepMaxSharedBytes) continue;
+          grid.push_back(schedule);
+        }
+      }
+    }
+  }
+  return grid;
+}
+
+std::string describe_schedule(const scatterptx_schedule& s) {
+  auto field = [](uint32_t value) { return value == 0 ? std::string("auto") : std::to_string(value); };
+  return "chunk=" + field(s.chunk_bytes) + " stages=" + field(s.stages) +
+         " warps=" + field(s.warps_per_cta) + " ctas/sm=" + field(s.ctas_per_sm);
+}
+
+const SweepPoint* best_point(const std::vector<SweepPoint>& points) {
+  const SweepPoint* best = nullptr;
+  for (const SweepPoint& point : points) {
+    if (!point.accepted || !point.check.ok) continue;
+    if (best == nullptr || point.timing.median_ms < best->timing.median_ms) best = &point;
+  }
+  return best;
+}
+
+}  // namespace scatterptx_bench

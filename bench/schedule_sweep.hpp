@@ -1,0 +1,40 @@
+// The grid of TMA schedules --sweep runs for each scenario.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "reference_check.hpp"
+#include "scatterptx/scatterptx.h"
+#include "timing.hpp"
+
+namespace scatterptx_bench {
+
+// A CTA's pipeline buffers: warps_per_cta * stages * chunk_bytes.
+uint64_t schedule_shared_bytes(const scatterptx_schedule& schedule);
+
+// chunk_bytes {512,1024,2048,4096} x stages {2,3,4,6} x warps {1,2,4} x
+// ctas_per_sm {0 (the planner's), 4, 8, 16}, without the combinations whose
+// pipeline buffers exceed kSweepMaxSharedBytes per CTA.
+std::vector<scatterptx_schedule> sweep_schedules();
+
+constexpr uint64_t kSweepMaxSharedBytes = 200 * 1024;
+
+// "chunk=1024 stages=4 warps=2 ctas/sm=8"; a zero field prints as "auto".
+std::string describe_schedule(const scatterptx_schedule& schedule);
+
+// One point of a sweep.
+struct SweepPoint {
+  scatterptx_schedule schedule{};
+  bool accepted = false;  // false: the library rejected the schedule for this problem
+  std::string rejection;  // its message
+  std::string plan;
+  CheckResult check;
+  TimingResult timing;
+};
+
+// The fastest accepted, correct point; nullptr when there is none.
+const SweepPoint* best_point(const std::vector<SweepPoint>& points);
+
+}  // namespace scatterptx_bench

@@ -1,0 +1,78 @@
+#include "timing.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+
+#include "driver.hpp"
+
+namespace scatterptx_bench {
+
+L2Flusher::L2Flusher(int64_t l2_bytes) : buffer_(static_cast<size_t>(2 * l2_bytes)) {}
+
+void L2Flusher::flush(CUstream stream) {
+  ++value_;
+  check_cu(driver().cuMemsetD8Async(buffer_.address(), value_, buffer_.bytes(), stream),
+           "cuMemsetD8Async");
+}
+
+EventTimer::EventTimer() {
+  check_cu(driver().cuEventCreate(&start_, CU_EVENT_DEFAULT), "cuEventCreate");
+  const CUresult result = driver().cuEventCreate(&stop_, CU_EVENT_DEFAULT);
+  if (result != CUDA_SUCCESS) {
+    driver().cuEventDestroy(start_);
+    check_cu(result, "cuEventCreate");
+  }
+}
+
+EventTimer::~EventTimer() {
+  for (CUevent event : {start_, stop_}) {
+    const CUresult result = driver().cuEventDestroy(event);
+    if (result != CUDA_SUCCESS) {
+      std::fprintf(stderr, "scatterptx-bench: warning: %s\n",
+                   scatterptx::detail::describe_driver_error(driver(), "cuEventDestroy", result)
+                       .c_str());
+    }
+  }
+}
+
+TimingResult EventTimer::time(CUstream stream, L2Flusher& flusher, const TimingConfig& config,
+                              const std::function<void(CUstream)>& operation) {
+  const DriverApi& api = driver();
+  for (int run = 0; run < config.warmup_runs; ++run) {
+    flusher.flush(stream);
+    operation(stream);
+  }
+  check_cu(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
+
+  std::vector<double> run_ms;
+  run_ms.reserve(static_cast<size_t>(config.timed_runs));
+  for (int run = 0; run < config.timed_runs; ++run) {
+    // The flush is enqueued before the start event, so it is not timed; it
+    // also keeps the GPU busy while the host enqueues the operation, so the
+    // timed region holds no host launch gap.
+    flusher.flush(stream);
+    check_cu(api.cuEventRecord(start_, stream), "cuEventRecord");
+    operation(stream);
+    check_cu(api.cuEventRecord(stop_, stream), "cuEventRecord");
+    check_cu(api.cuEventSynchronize(stop_), "cuEventSynchronize");
+    float elapsed_ms = 0;
+    check_cu(api.cuEventElapsedTime(&elapsed_ms, start_, stop_), "cuEventElapsedTime");
+    run_ms.push_back(elapsed_ms);
+  }
+  return summarise_runs(std::move(run_ms));
+}
+
+TimingResult summarise_runs(std::vector<double> run_ms) {
+  TimingResult result;
+  result.run_ms = run_ms;
+  if (run_ms.empty()) return result;
+  std::sort(run_ms.begin(), run_ms.end());
+  const size_t n = run_ms.size();
+  result.median_ms = n % 2 == 1 ? run_ms[n / 2] : 0.5 * (run_ms[n / 2 - 1] + run_ms[n / 2]);
+  result.min_ms = run_ms.front();
+  result.max_ms = run_ms.back();
+  return result;
+}
+
+}  // namespace scatterptx_bench

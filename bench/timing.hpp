@@ -1,0 +1,63 @@
+// Timing a stream operation with CUDA events, the same way for the copy and
+// for scatter_add: warm-up runs, then timed runs each preceded by an L2
+// flush outside the timed region; the median is the figure reported.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "device_buffer.hpp"
+
+namespace scatterptx_bench {
+
+struct TimingConfig {
+  int warmup_runs = 3;
+  int timed_runs = 20;
+};
+
+struct TimingResult {
+  std::vector<double> run_ms;  // in the order run
+  double median_ms = 0;
+  double min_ms = 0;
+  double max_ms = 0;
+};
+
+// Evicts the L2 by writing a buffer of twice its size, so every timed run
+// starts from DRAM rather than from what the previous run left cached.
+class L2Flusher {
+ public:
+  explicit L2Flusher(int64_t l2_bytes);
+  void flush(CUstream stream);
+  size_t bytes() const { return buffer_.bytes(); }
+
+ private:
+  DeviceBuffer buffer_;
+  unsigned char value_ = 0;  // changes every flush, so no write is a repeat
+};
+
+// Owns the start/stop events of a timed run.
+class EventTimer {
+ public:
+  EventTimer();
+  ~EventTimer();
+  EventTimer(const EventTimer&) = delete;
+  EventTimer& operator=(const EventTimer&) = delete;
+
+  // Runs operation(stream) config.warmup_runs times, then config.timed_runs
+  // times between two events, flushing L2 before each run. operation must
+  // only enqueue work on stream (and check its own result).
+  TimingResult time(CUstream stream, L2Flusher& flusher, const TimingConfig& config,
+                    const std::function<void(CUstream)>& operation);
+
+ private:
+  CUevent start_ = nullptr;
+  CUevent stop_ = nullptr;
+};
+
+// Median (mean of the middle two for an even count), min and max of run_ms.
+TimingResult summarise_runs(std::vector<double> run_ms);
+
+}  // namespace scatterptx_bench

@@ -1,0 +1,351 @@
+// Argument validation, on the host only: every rejected input returns
+// INVALID_ARGUMENT with a message naming the field, before the driver is
+// touched. Pointers are fake but aligned; validation never dereferences them.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstring>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "driver_api.hpp"
+#include "scatterptx/scatterptx.h"
+#include "scatterptx/scatterptx.hpp"
+
+namespace {
+
+void* fake_pointer(uintptr_t address) { return reinterpret_cast<void*>(address); }
+
+// 8 x 64 f32 out, 4 x 64 f32 src, int64 index: valid for every path.
+scatterptx_scatter_add_args valid_args() {
+  scatterptx_scatter_add_args args;
+  scatterptx_scatter_add_args_init(&args);
+  args.out = fake_pointer(0x10000);
+  args.out_rows = 8;
+  args.out_row_stride = 64;
+  args.src = fake_pointer(0x20000);
+  args.src_rows = 4;
+  args.src_row_stride = 64;
+  args.cols = 64;
+  args.dtype = SCATTERPTX_F32;
+  args.index = fake_pointer(0x30000);
+  args.index_type = SCATTERPTX_INDEX_INT64;
+  return args;
+}
+
+// Stores a value no enumerator has. Assigning it through static_cast would
+// be undefined in C++ (outside the enumeration's range); a C caller can pass
+// it, so the library must reject it.
+template <typename Enum>
+void set_raw_enum(Enum& field, int value) {
+  static_assert(sizeof(Enum) == sizeof(int), "C enums are int-sized on this ABI");
+  std::memcpy(&field, &value, sizeof value);
+}
+
+std::string lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return text;
+}
+
+bool driver_present() { return scatterptx::detail::driver_api(nullptr) != nullptr; }
+
+struct InvalidCase {
+  std::string name;
+  std::function<void(scatterptx_scatter_add_args&, scatterptx_schedule&)> spoil;
+  std::string field;  // must appear in the message (case-insensitive)
+};
+
+// gtest prints parameters of failed tests: the name, not the bytes.
+void PrintTo(const InvalidCase& c, std::ostream* os) { *os << c.name; }
+
+std::vector<InvalidCase> invalid_cases() {
+  using Args = scatterptx_scatter_add_args;
+  using Schedule = scatterptx_schedule;
+  return {
+      {"NullOut", [](Args& a, Schedule&) { a.out = nullptr; }, "out"},
+      {"NullSrc", [](Args& a, Schedule&) { a.src = nullptr; }, "src"},
+      {"NullIndex", [](Args& a, Schedule&) { a.index = nullptr; }, "index"},
+      {"NegativeOutRows", [](Args& a, Schedule&) { a.out_rows = -1; }, "out_rows"},
+      {"NegativeSrcRows", [](Args& a, Schedule&) { a.src_rows = -3; }, "src_rows"},
+      {"NegativeCols", [](Args& a, Schedule&) { a.cols = -64; }, "cols"},
+      {"OutRowStrideBelowCols", [](Args& a, Schedule&) { a.out_row_stride = 63; },
+       "out_row_stride"},
+      {"SrcRowStrideBelowCols", [](Args& a, Schedule&) { a.src_row_stride = 1; },
+       "src_row_stride"},
+      {"UnknownDtype", [](Args& a, Schedule&) { set_raw_enum(a.dtype, 4); }, "dtype"},
+      {"NegativeDtype", [](Args& a, Schedule&) { set_raw_enum(a.dtype, -1); }, "dtype"},
+      {"UnknownIndexType", [](Args& a, Schedule&) { set_raw_enum(a.index_type, 2); },
+       "index_type"},
+      {"UnknownIndexCheck", [](Args& a, Schedule&) { set_raw_enum(a.index_check, 7); },
+       "index_check"},
+      {"UnknownPath", [](Args& a, Schedule&) { set_raw_enum(a.path, 3); }, "path"},
+      {"NegativePath", [](Args& a, Schedule&) { set_raw_enum(a.path, -5); }, "path"},
+      {"NoOutRowsForSourceRows", [](Args& a, Schedule&) { a.out_rows = 0; }, "out_rows"},
+      {"OutNotElementAligned", [](Args& a, Schedule&) { a.out = fake_pointer(0x10002); }, "out"},
+      {"SrcNotElementAligned", [](Args& a, Schedule&) { a.src = fake_pointer(0x20001); }, "src"},
+      {"Int64IndexNotElementAligned", [](Args& a, Schedule&) { a.index = fake_pointer(0x30004); },
+       "index"},
+      {"Int32IndexNotElementAligned",
+       [](Args& a, Schedule&) {
+         a.index_type = SCATTERPTX_INDEX_INT32;
+         a.index = fake_pointer(0x30002);
+       },
+       "index"},
+      {"F64OutNotElementAligned",
+       [](Args& a, Schedule&) {
+         a.dtype = SCATTERPTX_F64;
+         a.out = fake_pointer(0x10004);
+       },
+       "out"},
+      {"TmaRowBytesNotMultipleOf16",
+       [](Args& a, Schedule&) {
+         a.path = SCATTERPTX_PATH_TMA;
+         a.cols = 3;  // 12-byte rows
+       },
+       "tma"},
+      {"TmaOutNotAligned16",
+       [](Args& a, Schedule&) {
+         a.path = SCATTERPTX_PATH_TMA;
+         a.out = fake_pointer(0x10004);
+       },
+       "tma"},
+      {"TmaSrcNotAligned16",
+       [](Args& a, Schedule&) {
+         a.path = SCATTERPTX_PATH_TMA;
+         a.src = fake_pointer(0x20008);
+       },
+       "tma"},
+      {"TmaOutRowStrideNotAligned16",
+       [](Args& a, Schedule&) {
+         a.path = SCATTERPTX_PATH_TMA;
+         a.out_row_stride = 65;  // 260-byte rows
+       },
+       "tma"},
+      {"TmaSrcRowStrideNotAligned16",
+       [](Args& a, Schedule&) {
+         a.path = SCATTERPTX_PATH_TMA;
+         a.src_row_stride = 66;  // 264-byte rows
+       },
+       "tma"},
+      {"TooManyStages", [](Args&, Schedule& s) { s.stages = 33; }, "stages"},
+      {"AbsurdStages", [](Args&, Schedule& s) { s.stages = 1u << 20; }, "stages"},
+      {"ChunkBytesNotMultipleOf16", [](Args&, Schedule& s) { s.chunk_bytes = 24; },
+       "chunk_bytes"},
+      {"ChunkBytesBelow16", [](Args&, Schedule& s) { s.chunk_bytes = 8; }, "chunk_bytes"},
+  };
+}
+
+class InvalidArgumentTest : public ::testing::TestWithParam<InvalidCase> {};
+
+TEST_P(InvalidArgumentTest, ScatterAddRejectsWithFieldInMessage) {
+  scatterptx_scatter_add_args args = valid_args();
+  scatterptx_schedule schedule = {0, 0, 0, 0};
+  GetParam().spoil(args, schedule);
+  if (schedule.chunk_bytes != 0 || schedule.stages != 0) args.schedule = &schedule;
+  EXPECT_EQ(scatterptx_scatter_add(&args, nullptr), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  const std::string message = scatterptx_last_error_message();
+  EXPECT_NE(lower(message).find(lower(GetParam().field)), std::string::npos)
+      << "message should name " << GetParam().field << ": \"" << message << "\"";
+}
+
+TEST_P(InvalidArgumentTest, DescribePlanRejectsToo) {
+  scatterptx_scatter_add_args args = valid_args();
+  scatterptx_schedule schedule = {0, 0, 0, 0};
+  GetParam().spoil(args, schedule);
+  if (schedule.chunk_bytes != 0 || schedule.stages != 0) args.schedule = &schedule;
+  char buffer[512] = {};
+  EXPECT_EQ(scatterptx_describe_plan(&args, buffer, sizeof buffer),
+            SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  EXPECT_STRNE(scatterptx_last_error_message(), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Validation, InvalidArgumentTest, ::testing::ValuesIn(invalid_cases()),
+                         [](const ::testing::TestParamInfo<InvalidCase>& info) {
+                           return info.param.name;
+                         });
+
+TEST(ApiValidation, NullArgsPointer) {
+  EXPECT_EQ(scatterptx_scatter_add(nullptr, nullptr), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(lower(scatterptx_last_error_message()).find("args"), std::string::npos)
+      << scatterptx_last_error_message();
+  char buffer[64];
+  EXPECT_EQ(scatterptx_describe_plan(nullptr, buffer, sizeof buffer),
+            SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  EXPECT_STRNE(scatterptx_last_error_message(), "");
+}
+
+TEST(ApiValidation, NullPositionPointer) {
+  EXPECT_EQ(scatterptx_take_index_error(nullptr), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(lower(scatterptx_last_error_message()).find("position"), std::string::npos)
+      << scatterptx_last_error_message();
+}
+
+TEST(ApiValidation, ArgsInitDefaults) {
+  scatterptx_scatter_add_args args;
+  std::memset(&args, 0xCD, sizeof args);  // init must overwrite every field
+  scatterptx_scatter_add_args_init(&args);
+  EXPECT_EQ(args.out, nullptr);
+  EXPECT_EQ(args.out_rows, 0);
+  EXPECT_EQ(args.out_row_stride, 0);
+  EXPECT_EQ(args.src, nullptr);
+  EXPECT_EQ(args.src_rows, 0);
+  EXPECT_EQ(args.src_row_stride, 0);
+  EXPECT_EQ(args.cols, 0);
+  EXPECT_EQ(args.dtype, SCATTERPTX_F32);
+  EXPECT_EQ(args.index, nullptr);
+  EXPECT_EQ(args.index_type, SCATTERPTX_INDEX_INT64);
+  EXPECT_EQ(args.index_check, SCATTERPTX_INDEX_RECORD);
+  EXPECT_EQ(args.path, SCATTERPTX_PATH_AUTO);
+  EXPECT_EQ(args.schedule, nullptr);
+}
+
+TEST(ApiValidation, EmptyProblemsSucceedWithoutTheDriver) {
+  // No rows or no columns: nothing to do, on any machine, driver or not.
+  scatterptx_scatter_add_args no_rows = valid_args();
+  no_rows.src_rows = 0;
+  EXPECT_EQ(scatterptx_scatter_add(&no_rows, nullptr), SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+
+  scatterptx_scatter_add_args no_rows_no_out = valid_args();
+  no_rows_no_out.src_rows = 0;
+  no_rows_no_out.out_rows = 0;
+  EXPECT_EQ(scatterptx_scatter_add(&no_rows_no_out, nullptr), SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+
+  scatterptx_scatter_add_args no_rows_null_inputs = valid_args();
+  no_rows_null_inputs.src_rows = 0;
+  no_rows_null_inputs.src = nullptr;  // null is fine for zero-sized src and index
+  no_rows_null_inputs.index = nullptr;
+  EXPECT_EQ(scatterptx_scatter_add(&no_rows_null_inputs, nullptr), SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+
+  scatterptx_scatter_add_args no_cols = valid_args();
+  no_cols.cols = 0;
+  EXPECT_EQ(scatterptx_scatter_add(&no_cols, nullptr), SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+}
+
+// Valid inputs pass validation and go on to the driver; with fake pointers
+// that is only safe to observe where there is no driver to launch on.
+TEST(ApiValidation, ValidInputsReachTheDriver) {
+  if (driver_present()) GTEST_SKIP() << "a CUDA driver is present; fake pointers cannot launch";
+  std::vector<scatterptx_scatter_add_args> valid;
+  valid.push_back(valid_args());
+  scatterptx_scatter_add_args tma = valid_args();
+  tma.path = SCATTERPTX_PATH_TMA;
+  valid.push_back(tma);
+  scatterptx_scatter_add_args red_unaligned = valid_args();
+  red_unaligned.path = SCATTERPTX_PATH_RED;
+  red_unaligned.cols = 3;
+  red_unaligned.out_row_stride = 5;
+  red_unaligned.src_row_stride = 3;
+  red_unaligned.src = fake_pointer(0x20004);  // element-aligned only
+  valid.push_back(red_unaligned);
+  scatterptx_scatter_add_args half = valid_args();
+  half.dtype = SCATTERPTX_F16;
+  half.index_type = SCATTERPTX_INDEX_INT32;
+  half.index_check = SCATTERPTX_INDEX_CHECKED;
+  half.out = fake_pointer(0x10002);
+  valid.push_back(half);
+  scatterptx_schedule schedule = {64, 4, 2, 1};
+  scatterptx_scatter_add_args scheduled = valid_args();
+  scheduled.schedule = &schedule;
+  valid.push_back(scheduled);
+  for (const scatterptx_scatter_add_args& args : valid) {
+    EXPECT_EQ(scatterptx_scatter_add(&args, nullptr), SCATTERPTX_ERROR_NO_DRIVER)
+        << scatterptx_last_error_message();
+    EXPECT_NE(std::string(scatterptx_last_error_message()).find("libcuda"), std::string::npos)
+        << scatterptx_last_error_message();
+  }
+}
+
+TEST(ApiValidation, StatusNames) {
+  EXPECT_STREQ(scatterptx_status_name(SCATTERPTX_SUCCESS), "SCATTERPTX_SUCCESS");
+  EXPECT_STREQ(scatterptx_status_name(SCATTERPTX_ERROR_INVALID_ARGUMENT),
+               "SCATTERPTX_ERROR_INVALID_ARGUMENT");
+  EXPECT_STREQ(scatterptx_status_name(SCATTERPTX_ERROR_NO_DRIVER), "SCATTERPTX_ERROR_NO_DRIVER");
+  EXPECT_STREQ(scatterptx_status_name(SCATTERPTX_ERROR_NO_CONTEXT), "SCATTERPTX_ERROR_NO_CONTEXT");
+  EXPECT_STREQ(scatterptx_status_name(SCATTERPTX_ERROR_UNSUPPORTED_DEVICE),
+               "SCATTERPTX_ERROR_UNSUPPORTED_DEVICE");
+  EXPECT_STREQ(scatterptx_status_name(SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE),
+               "SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE");
+  EXPECT_STREQ(scatterptx_status_name(SCATTERPTX_ERROR_DRIVER), "SCATTERPTX_ERROR_DRIVER");
+  scatterptx_status unknown;
+  set_raw_enum(unknown, 99);
+  const char* unknown_name = scatterptx_status_name(unknown);
+  ASSERT_NE(unknown_name, nullptr);
+  EXPECT_STRNE(unknown_name, "");
+  EXPECT_STRNE(unknown_name, "SCATTERPTX_SUCCESS");
+}
+
+TEST(ApiValidation, DtypeSizes) {
+  EXPECT_EQ(scatterptx_dtype_size(SCATTERPTX_F32), 4u);
+  EXPECT_EQ(scatterptx_dtype_size(SCATTERPTX_F16), 2u);
+  EXPECT_EQ(scatterptx_dtype_size(SCATTERPTX_BF16), 2u);
+  EXPECT_EQ(scatterptx_dtype_size(SCATTERPTX_F64), 8u);
+  scatterptx_dtype unknown;
+  set_raw_enum(unknown, 4);
+  EXPECT_EQ(scatterptx_dtype_size(unknown), 0u);
+  set_raw_enum(unknown, -1);
+  EXPECT_EQ(scatterptx_dtype_size(unknown), 0u);
+}
+
+TEST(ApiValidation, ErrorMessagesArePerThread) {
+  scatterptx_scatter_add_args null_out = valid_args();
+  null_out.out = nullptr;
+  ASSERT_EQ(scatterptx_scatter_add(&null_out, nullptr), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  const std::string mine = scatterptx_last_error_message();
+  std::string theirs;
+  std::thread other([&] {
+    EXPECT_STREQ(scatterptx_last_error_message(), "") << "a new thread has no failed call yet";
+    scatterptx_scatter_add_args negative_cols = valid_args();
+    negative_cols.cols = -1;
+    EXPECT_EQ(scatterptx_scatter_add(&negative_cols, nullptr), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+    theirs = scatterptx_last_error_message();
+  });
+  other.join();
+  EXPECT_NE(theirs, mine);
+  EXPECT_EQ(std::string(scatterptx_last_error_message()), mine)
+      << "another thread's failure replaced this thread's message";
+}
+
+TEST(CppApi, ThrowsErrorWithStatus) {
+  const scatterptx::Matrix<void*> out{nullptr, 8, 64, 64};  // null out
+  const scatterptx::Matrix<const void*> src{fake_pointer(0x20000), 4, 64, 64};
+  try {
+    scatterptx::scatter_add(out, src, SCATTERPTX_F32, fake_pointer(0x30000),
+                            SCATTERPTX_INDEX_INT64, nullptr);
+    FAIL() << "scatter_add with a null out did not throw";
+  } catch (const scatterptx::Error& error) {
+    EXPECT_EQ(error.status(), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(error.what()).find("SCATTERPTX_ERROR_INVALID_ARGUMENT"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(CppApi, ColumnMismatchThrows) {
+  const scatterptx::Matrix<void*> out{fake_pointer(0x10000), 8, 64, 64};
+  const scatterptx::Matrix<const void*> src{fake_pointer(0x20000), 4, 32, 64};
+  try {
+    scatterptx::scatter_add(out, src, SCATTERPTX_F32, fake_pointer(0x30000),
+                            SCATTERPTX_INDEX_INT64, nullptr);
+    FAIL() << "mismatched columns did not throw";
+  } catch (const scatterptx::Error& error) {
+    EXPECT_EQ(error.status(), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  }
+}
+
+TEST(CppApi, EmptySourceDoesNotThrow) {
+  const scatterptx::Matrix<void*> out{fake_pointer(0x10000), 8, 64, 64};
+  const scatterptx::Matrix<const void*> src{fake_pointer(0x20000), 0, 64, 64};
+  EXPECT_NO_THROW(scatterptx::scatter_add(out, src, SCATTERPTX_BF16, fake_pointer(0x30000),
+                                          SCATTERPTX_INDEX_INT32, nullptr));
+}
+
+}  // namespace

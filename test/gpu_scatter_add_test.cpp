@@ -1,0 +1,181 @@
+// scatter_add against the float64 reference over dtype x index type x path,
+// across row widths (including partial last chunks), row counts, padded
+// strides, heavy collisions and misaligned sources.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "gpu_harness.hpp"
+#include "reference.hpp"
+#include "scatter_case.hpp"
+
+namespace scatterptx_test {
+namespace {
+
+using ScatterParam = std::tuple<scatterptx_dtype, scatterptx_index_type, scatterptx_path>;
+
+class ScatterAddTest : public ::testing::TestWithParam<ScatterParam> {
+ protected:
+  void SetUp() override { SCATTERPTX_REQUIRE_GPU(); }
+
+  scatterptx_dtype dtype() const { return std::get<0>(GetParam()); }
+  scatterptx_index_type index_type() const { return std::get<1>(GetParam()); }
+  scatterptx_path path() const { return std::get<2>(GetParam()); }
+
+  ScatterShape shape(int64_t out_rows, int64_t src_rows, int64_t cols) const {
+    ScatterShape s;
+    s.dtype = dtype();
+    s.index_type = index_type();
+    s.out_rows = out_rows;
+    s.src_rows = src_rows;
+    s.cols = cols;
+    return s;
+  }
+
+  void run(const ScatterShape& s) {
+    const uint64_t seed = fresh_seed();
+    SCOPED_TRACE(seed_trace(seed));
+    run_and_check(s, path(), seed);
+  }
+};
+
+// Widths chosen so that the TMA path sees one element, odd widths, exact
+// 16-byte multiples, and rows that end in a partial chunk (f32 8, 36, 132;
+// bf16 264).
+const std::vector<int64_t> kWidths = {1, 3, 4, 8, 36, 100, 128, 132, 256, 264, 300, 1000, 3000};
+
+TEST_P(ScatterAddTest, SingleSourceRow) {
+  for (int64_t cols : kWidths) {
+    run(shape(/*out_rows=*/3, /*src_rows=*/1, cols));
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST_P(ScatterAddTest, MoreSourceRowsThanOutRows) {
+  for (int64_t cols : kWidths) {
+    run(shape(/*out_rows=*/61, /*src_rows=*/cols >= 1000 ? 4001 : 20011, cols));
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST_P(ScatterAddTest, FewerSourceRowsThanOutRows) {
+  // Most out rows are never indexed: they must come back bit-identical.
+  for (int64_t cols : kWidths) {
+    run(shape(/*out_rows=*/2 * 1237 + 7, /*src_rows=*/1237, cols));
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST_P(ScatterAddTest, PaddedOutRowStride) {
+  for (int64_t cols : {4, 36, 132, 264, 1000}) {
+    for (int64_t pad : {8, 3}) {  // +3 breaks 16-byte row alignment
+      ScatterShape s = shape(500, 3000, cols);
+      s.out_row_stride = cols + pad;
+      run(s);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST_P(ScatterAddTest, PaddedSrcRowStride) {
+  for (int64_t cols : {4, 36, 132, 264, 1000}) {
+    for (int64_t pad : {8, 3}) {
+      ScatterShape s = shape(500, 3000, cols);
+      s.src_row_stride = cols + pad;
+      run(s);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST_P(ScatterAddTest, PaddedStridesOnBoth) {
+  ScatterShape s = shape(777, 2500, 264);
+  s.out_row_stride = 264 + 8;
+  s.src_row_stride = 264 + 16;
+  run(s);
+}
+
+TEST_P(ScatterAddTest, EveryRowToOneTarget) {
+  // 5000 additions into row 7: the worst case for atomics and for ordering.
+  for (int64_t cols : {1, 36, 256, 1000}) {
+    ScatterShape s = shape(/*out_rows=*/16, /*src_rows=*/5000, cols);
+    const uint64_t seed = fresh_seed();
+    SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
+    HostScatter host = make_random_scatter(s, seed);
+    host.index.assign(host.index.size(), 7);
+    DeviceScatter device(s, host);
+    const scatterptx_scatter_add_args args = device.args(path(), SCATTERPTX_INDEX_RECORD);
+    const scatterptx_status status = scatterptx_scatter_add(&args, nullptr);
+    if (path() == SCATTERPTX_PATH_TMA && !device.tma_eligible()) {
+      EXPECT_EQ(status, SCATTERPTX_ERROR_INVALID_ARGUMENT);
+      continue;
+    }
+    ASSERT_EQ(status, SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+    expect_scatter_result(s, host, device, 1);
+  }
+}
+
+TEST_P(ScatterAddTest, NoSourceRowsLeavesOutUnchanged) {
+  run(shape(/*out_rows=*/40, /*src_rows=*/0, /*cols=*/64));
+}
+
+TEST_P(ScatterAddTest, WideRows) {
+  // 640000 columns: many chunks per row, far more than one CTA's shared memory.
+  run(shape(/*out_rows=*/100, /*src_rows=*/100, /*cols=*/640000));
+}
+
+TEST_P(ScatterAddTest, SourceOneElementPastAlignment) {
+  // src one element past a 16-byte boundary: TMA must be refused, RED works.
+  ScatterShape s = shape(300, 2000, 128);
+  s.src_offset_bytes = element_bytes(dtype());
+  run(s);
+}
+
+std::string param_name(const ::testing::TestParamInfo<ScatterParam>& info) {
+  return std::string(dtype_name(std::get<0>(info.param))) +
+         index_type_name(std::get<1>(info.param)) + path_name(std::get<2>(info.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Sm90, ScatterAddTest,
+    ::testing::Combine(::testing::Values(SCATTERPTX_F32, SCATTERPTX_F16, SCATTERPTX_BF16,
+                                         SCATTERPTX_F64),
+                       ::testing::Values(SCATTERPTX_INDEX_INT32, SCATTERPTX_INDEX_INT64),
+                       ::testing::Values(SCATTERPTX_PATH_AUTO, SCATTERPTX_PATH_TMA,
+                                         SCATTERPTX_PATH_RED)),
+    param_name);
+
+// The planner's text names the path it will run.
+TEST(ScatterAddPlan, DescribesForcedAndFallbackPaths) {
+  SCATTERPTX_REQUIRE_GPU();
+  ScatterShape s;
+  s.dtype = SCATTERPTX_F32;
+  s.out_rows = 64;
+  s.src_rows = 256;
+  s.cols = 132;
+  const HostScatter host = make_random_scatter(s, fresh_seed());
+  DeviceScatter device(s, host);
+  ASSERT_TRUE(device.tma_eligible());
+  EXPECT_NE(describe_plan(device.args(SCATTERPTX_PATH_TMA, SCATTERPTX_INDEX_RECORD))
+                .find("path=tma"),
+            std::string::npos);
+  EXPECT_NE(describe_plan(device.args(SCATTERPTX_PATH_RED, SCATTERPTX_INDEX_RECORD))
+                .find("path=red"),
+            std::string::npos);
+
+  ScatterShape odd = s;
+  odd.src_row_stride = 132 + 3;  // 540-byte rows: not 16-byte aligned
+  const HostScatter odd_host = make_random_scatter(odd, fresh_seed());
+  DeviceScatter odd_device(odd, odd_host);
+  ASSERT_FALSE(odd_device.tma_eligible());
+  EXPECT_NE(describe_plan(odd_device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD))
+                .find("path=red"),
+            std::string::npos);
+  // Describing launches nothing: out is still the poison.
+  EXPECT_TRUE(odd_device.download_out().bytes == odd_host.out0.bytes);
+}
+
+}  // namespace
+}  // namespace scatterptx_test

@@ -1,0 +1,173 @@
+// Stream ordering and CUDA graphs: concurrent launches on two streams, a
+// captured scatter_add replayed twice, and the context rules (no current
+// context, CHECKED mode under capture, a stream of another context).
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+
+#include "gpu_harness.hpp"
+#include "reference.hpp"
+#include "scatter_case.hpp"
+
+namespace scatterptx_test {
+namespace {
+
+ScatterShape make_shape(scatterptx_dtype dtype, int64_t out_rows, int64_t src_rows, int64_t cols) {
+  ScatterShape s;
+  s.dtype = dtype;
+  s.out_rows = out_rows;
+  s.src_rows = src_rows;
+  s.cols = cols;
+  return s;
+}
+
+TEST(StreamsAndGraphs, TwoStreamsAtOnce) {
+  SCATTERPTX_REQUIRE_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  // Different dtypes and paths so the two streams run different kernels.
+  const ScatterShape first_shape = make_shape(SCATTERPTX_F32, 700, 40000, 256);
+  const ScatterShape second_shape = make_shape(SCATTERPTX_BF16, 300, 30000, 100);
+  const HostScatter first = make_random_scatter(first_shape, derive_seed(seed, 1));
+  const HostScatter second = make_random_scatter(second_shape, derive_seed(seed, 2));
+  DeviceScatter first_device(first_shape, first);
+  DeviceScatter second_device(second_shape, second);
+  const auto first_args = first_device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+  const auto second_args = second_device.args(SCATTERPTX_PATH_RED, SCATTERPTX_INDEX_RECORD);
+  Stream first_stream;
+  Stream second_stream;
+  // Interleaved, three launches each, nothing synchronised in between.
+  constexpr int kLaunches = 3;
+  for (int launch = 0; launch < kLaunches; ++launch) {
+    ASSERT_EQ(scatterptx_scatter_add(&first_args, first_stream.get()), SCATTERPTX_SUCCESS)
+        << scatterptx_last_error_message();
+    ASSERT_EQ(scatterptx_scatter_add(&second_args, second_stream.get()), SCATTERPTX_SUCCESS)
+        << scatterptx_last_error_message();
+  }
+  first_stream.synchronize();
+  second_stream.synchronize();
+  expect_scatter_result(first_shape, first, first_device, kLaunches);
+  expect_scatter_result(second_shape, second, second_device, kLaunches);
+}
+
+class GraphCaptureTest : public ::testing::TestWithParam<scatterptx_path> {
+ protected:
+  void SetUp() override { SCATTERPTX_REQUIRE_GPU(); }
+};
+
+TEST_P(GraphCaptureTest, CapturedLaunchReplaysTwice) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  for (scatterptx_dtype dtype : {SCATTERPTX_F32, SCATTERPTX_BF16}) {
+    const ScatterShape s = make_shape(dtype, 900, 12000, 264);
+    SCOPED_TRACE(s.describe());
+    const HostScatter host = make_random_scatter(s, derive_seed(seed, dtype));
+    DeviceScatter device(s, host);
+    const auto args = device.args(GetParam(), SCATTERPTX_INDEX_RECORD);
+    ASSERT_EQ(scatterptx_prepare(), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+    Stream stream;
+    DRIVER_CALL(cuStreamBeginCapture, stream.get(), CU_STREAM_CAPTURE_MODE_GLOBAL);
+    const scatterptx_status captured = scatterptx_scatter_add(&args, stream.get());
+    CUgraph graph = nullptr;
+    DRIVER_CALL(cuStreamEndCapture, stream.get(), &graph);
+    ASSERT_EQ(captured, SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+    ASSERT_NE(graph, nullptr);
+    CUgraphExec exec = nullptr;
+    DRIVER_CALL(cuGraphInstantiateWithFlags, &exec, graph, 0);
+    // Capturing records the launch without running it.
+    synchronize_gpu();
+    EXPECT_TRUE(device.download_out().bytes == host.out0.bytes) << "capture ran the kernel";
+    DRIVER_CALL(cuGraphLaunch, exec, stream.get());
+    DRIVER_CALL(cuGraphLaunch, exec, stream.get());
+    stream.synchronize();
+    expect_scatter_result(s, host, device, 2);
+    DRIVER_CALL(cuGraphExecDestroy, exec);
+    DRIVER_CALL(cuGraphDestroy, graph);
+    int64_t bad_position = 0;
+    ASSERT_EQ(scatterptx_take_index_error(&bad_position), SCATTERPTX_SUCCESS);
+    EXPECT_EQ(bad_position, -1);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sm90, GraphCaptureTest,
+                         ::testing::Values(SCATTERPTX_PATH_AUTO, SCATTERPTX_PATH_TMA,
+                                           SCATTERPTX_PATH_RED),
+                         [](const ::testing::TestParamInfo<scatterptx_path>& info) {
+                           return std::string(path_name(info.param));
+                         });
+
+TEST(StreamsAndGraphs, CheckedModeCannotBeCaptured) {
+  SCATTERPTX_REQUIRE_GPU();
+  const ScatterShape s = make_shape(SCATTERPTX_F32, 64, 500, 32);
+  const HostScatter host = make_random_scatter(s, fresh_seed());
+  DeviceScatter device(s, host);
+  const auto args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_CHECKED);
+  ASSERT_EQ(scatterptx_prepare(), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+  Stream stream;
+  DRIVER_CALL(cuStreamBeginCapture, stream.get(), CU_STREAM_CAPTURE_MODE_GLOBAL);
+  const scatterptx_status status = scatterptx_scatter_add(&args, stream.get());
+  // The capture may have been invalidated by the refused call: ending it is
+  // then an error too, and the graph is discarded either way.
+  CUgraph graph = nullptr;
+  const CUresult ended = driver().cuStreamEndCapture(stream.get(), &graph);
+  if (ended == CUDA_SUCCESS && graph != nullptr) DRIVER_CALL(cuGraphDestroy, graph);
+  EXPECT_NE(status, SCATTERPTX_SUCCESS) << "CHECKED mode synchronises: it cannot be captured";
+  EXPECT_STRNE(scatterptx_last_error_message(), "");
+  EXPECT_TRUE(device.download_out().bytes == host.out0.bytes);
+}
+
+TEST(StreamsAndGraphs, ThreadWithoutContextGetsNoContext) {
+  SCATTERPTX_REQUIRE_GPU();
+  const ScatterShape s = make_shape(SCATTERPTX_F32, 64, 500, 32);
+  const HostScatter host = make_random_scatter(s, fresh_seed());
+  DeviceScatter device(s, host);
+  const auto args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+  scatterptx_status status = SCATTERPTX_SUCCESS;
+  std::string message;
+  CUcontext current = nullptr;
+  CUresult query = CUDA_SUCCESS;
+  std::thread bare([&] {  // a new thread has no current context
+    query = driver().cuCtxGetCurrent(&current);
+    status = scatterptx_scatter_add(&args, nullptr);
+    message = scatterptx_last_error_message();
+  });
+  bare.join();
+  check_driver(query, "cuCtxGetCurrent");
+  ASSERT_EQ(current, nullptr);
+  EXPECT_EQ(status, SCATTERPTX_ERROR_NO_CONTEXT) << message;
+  EXPECT_NE(message, "");
+  EXPECT_TRUE(device.download_out().bytes == host.out0.bytes);
+}
+
+TEST(StreamsAndGraphs, StreamOfAnotherContextIsRefused) {
+  SCATTERPTX_REQUIRE_GPU();
+  int count = 0;
+  DRIVER_CALL(cuDeviceGetCount, &count);
+  if (count < 2) GTEST_SKIP() << "needs a second CUDA device for a second context";
+  CUdevice other_device = 0;
+  DRIVER_CALL(cuDeviceGet, &other_device, 1);
+  CUcontext other_context = nullptr;
+  DRIVER_CALL(cuDevicePrimaryCtxRetain, &other_context, other_device);
+  CUstream other_stream = nullptr;
+  DRIVER_CALL(cuCtxSetCurrent, other_context);
+  DRIVER_CALL(cuStreamCreate, &other_stream, CU_STREAM_NON_BLOCKING);
+  DRIVER_CALL(cuCtxSetCurrent, gpu_context());
+
+  const ScatterShape s = make_shape(SCATTERPTX_F32, 64, 500, 32);
+  const HostScatter host = make_random_scatter(s, fresh_seed());
+  DeviceScatter device(s, host);
+  const auto args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+  const scatterptx_status status = scatterptx_scatter_add(&args, other_stream);
+  EXPECT_NE(status, SCATTERPTX_SUCCESS) << "the stream belongs to device 1's context";
+  EXPECT_STRNE(scatterptx_last_error_message(), "");
+  EXPECT_TRUE(device.download_out().bytes == host.out0.bytes);
+
+  DRIVER_CALL(cuCtxSetCurrent, other_context);
+  DRIVER_CALL(cuStreamDestroy, other_stream);
+  DRIVER_CALL(cuCtxSetCurrent, gpu_context());
+  DRIVER_CALL(cuDevicePrimaryCtxRelease, other_device);
+}
+
+}  // namespace
+}  // namespace scatterptx_test

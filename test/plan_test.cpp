@@ -1,0 +1,206 @@
+// Host-only: the planner is a pure function of the problem and the device.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "errors.hpp"
+#include "plan.hpp"
+
+namespace {
+
+using scatterptx::detail::DeviceLimits;
+using scatterptx::detail::Failure;
+using scatterptx::detail::kKernelVariants;
+using scatterptx::detail::kMaxTmaRowsPerLaunch;
+using scatterptx::detail::make_plan;
+using scatterptx::detail::Plan;
+using scatterptx::detail::Problem;
+using scatterptx::detail::tma_ineligibility;
+using scatterptx::detail::tma_shared_bytes;
+
+DeviceLimits h200() { return DeviceLimits{}; }  // the defaults are an H200's
+
+Problem contiguous(scatterptx_dtype dtype, uint64_t src_rows, uint64_t out_rows, uint64_t cols) {
+  Problem p;
+  p.dtype = dtype;
+  p.elem_bytes = scatterptx_dtype_size(dtype);
+  p.index_type = SCATTERPTX_INDEX_INT64;
+  p.index_bytes = 8;
+  p.src_rows = src_rows;
+  p.out_rows = out_rows;
+  p.cols = cols;
+  p.out_row_stride_bytes = cols * p.elem_bytes;
+  p.src_row_stride_bytes = cols * p.elem_bytes;
+  p.out_address = 0x7f0000000000;
+  p.src_address = 0x7f1000000000;
+  p.index_address = 0x7f2000000000;
+  return p;
+}
+
+scatterptx_status status_of(const Problem& p, const DeviceLimits& d) {
+  try {
+    make_plan(p, d);
+  } catch (const Failure& failure) {
+    return failure.status();
+  }
+  return SCATTERPTX_SUCCESS;
+}
+
+TEST(Plan, UniformF32D128TakesTmaWithWholeRowChunks) {
+  const Plan plan = make_plan(contiguous(SCATTERPTX_F32, 7770000, 1720000, 128), h200());
+  EXPECT_EQ(plan.path, SCATTERPTX_PATH_TMA);
+  EXPECT_STREQ(kKernelVariants[plan.variant].name, "row_tma_reduce_f32_i64");
+  EXPECT_EQ(plan.tma.box_elems, 128u);
+  EXPECT_EQ(plan.tma.chunk_elems, 128u);
+  EXPECT_EQ(plan.tma.chunks_per_row, 1u);
+  ASSERT_EQ(plan.launches.size(), 1u);
+  EXPECT_EQ(plan.launches[0].rows, 7770000u);
+  // A persistent grid: every SM gets the same number of CTAs.
+  EXPECT_EQ(plan.launches[0].grid_x, 132u * plan.tma.ctas_per_sm);
+  EXPECT_EQ(plan.threads_per_cta, 32u * plan.tma.warps_per_cta);
+  EXPECT_LE(plan.tma.shared_bytes, h200().max_shared_per_block);
+}
+
+TEST(Plan, FewRowsHugeRowsStillFillTheGpu) {
+  // 100 rows x 640000 f32: the flat (row, chunk) schedule gives every warp
+  // of a full persistent grid work.
+  const Plan plan = make_plan(contiguous(SCATTERPTX_F32, 100, 100, 640000), h200());
+  ASSERT_EQ(plan.path, SCATTERPTX_PATH_TMA);
+  EXPECT_EQ(plan.tma.box_elems, 256u);
+  EXPECT_EQ(plan.tma.chunk_elems % plan.tma.box_elems, 0u);
+  const uint64_t pairs = 100ull * plan.tma.chunks_per_row;
+  const uint64_t workers = plan.launches[0].grid_x * plan.tma.warps_per_cta;
+  EXPECT_EQ(plan.launches[0].grid_x, 132u * plan.tma.ctas_per_sm);
+  EXPECT_GE(pairs, workers) << "some warps would have no (row, chunk) pair";
+}
+
+TEST(Plan, OneRowOfSixteenMillionFillsTheGpu) {
+  const Plan plan = make_plan(contiguous(SCATTERPTX_BF16, 1, 1, 16u << 20), h200());
+  ASSERT_EQ(plan.path, SCATTERPTX_PATH_TMA);
+  EXPECT_GE(uint64_t{plan.tma.chunks_per_row}, plan.launches[0].grid_x * plan.tma.warps_per_cta);
+}
+
+TEST(Plan, TinyProblemGridDoesNotExceedItsWork) {
+  const Plan plan = make_plan(contiguous(SCATTERPTX_F32, 3, 10, 4), h200());
+  ASSERT_EQ(plan.path, SCATTERPTX_PATH_TMA);
+  EXPECT_EQ(plan.launches[0].grid_x, 1u);  // 3 pairs, 4 warps per CTA
+}
+
+TEST(Plan, PartialLastChunkKeepsSixteenByteGranularity) {
+  // bf16 D = 264: one 256-element box plus an 8-element tail (16 bytes).
+  const Plan plan = make_plan(contiguous(SCATTERPTX_BF16, 1000, 100, 264), h200());
+  ASSERT_EQ(plan.path, SCATTERPTX_PATH_TMA);
+  EXPECT_EQ(plan.tma.box_elems, 256u);
+  EXPECT_EQ((264u % plan.tma.chunk_elems) * 2 % 16, 0u);
+  // f32 D = 36: one 144-byte box; stage buffers still 128-byte aligned.
+  const Plan small = make_plan(contiguous(SCATTERPTX_F32, 1000, 100, 36), h200());
+  EXPECT_EQ(small.tma.box_elems, 36u);
+  EXPECT_EQ(small.tma.stage_bytes, 256u);
+}
+
+TEST(Plan, MoreThanTwoToThe31RowsAreSplitIntoLaunches) {
+  const uint64_t rows = 2 * kMaxTmaRowsPerLaunch + 5;
+  const Plan plan = make_plan(contiguous(SCATTERPTX_F32, rows, 1000, 4), h200());
+  ASSERT_EQ(plan.path, SCATTERPTX_PATH_TMA);
+  ASSERT_EQ(plan.launches.size(), 3u);
+  uint64_t covered = 0;
+  for (const auto& slice : plan.launches) {
+    EXPECT_EQ(slice.row_begin, covered);
+    EXPECT_LE(slice.rows, kMaxTmaRowsPerLaunch);
+    EXPECT_LE(slice.grid_x, h200().max_grid_x);
+    covered += slice.rows;
+  }
+  EXPECT_EQ(covered, rows);
+}
+
+TEST(Plan, MisalignedInputsFallBackToRed) {
+  Problem odd_cols = contiguous(SCATTERPTX_F32, 1000, 100, 3);  // 12-byte rows
+  EXPECT_NE(tma_ineligibility(odd_cols, h200()), "");
+  Plan plan = make_plan(odd_cols, h200());
+  EXPECT_EQ(plan.path, SCATTERPTX_PATH_RED);
+  EXPECT_EQ(plan.red.vector_bytes, 4u);  // scalar: rows are not 16-byte aligned
+  EXPECT_EQ(plan.red.vectors_per_row, 3u);
+  EXPECT_EQ(plan.red.lanes_per_row_log2, 2u);
+
+  Problem shifted = contiguous(SCATTERPTX_F32, 1000, 100, 128);
+  shifted.src_address += 4;
+  EXPECT_NE(tma_ineligibility(shifted, h200()), "");
+  plan = make_plan(shifted, h200());
+  EXPECT_EQ(plan.path, SCATTERPTX_PATH_RED);
+  EXPECT_EQ(plan.red.vector_bytes, 4u);
+
+  Problem padded = contiguous(SCATTERPTX_BF16, 1000, 100, 64);
+  padded.src_row_stride_bytes = (64 + 3) * 2;  // stride not a multiple of 16 bytes
+  EXPECT_EQ(make_plan(padded, h200()).path, SCATTERPTX_PATH_RED);
+}
+
+TEST(Plan, RedVectorisesWhenAligned) {
+  Problem p = contiguous(SCATTERPTX_F16, 1000, 100, 128);
+  p.path = SCATTERPTX_PATH_RED;
+  const Plan plan = make_plan(p, h200());
+  EXPECT_EQ(plan.path, SCATTERPTX_PATH_RED);
+  EXPECT_EQ(plan.red.vector_bytes, 16u);
+  EXPECT_EQ(plan.red.vectors_per_row, 16u);  // 8 halves per vector
+  EXPECT_STREQ(kKernelVariants[plan.variant].name, "row_red_vec16_f16_i64");
+}
+
+TEST(Plan, RedSpreadsFewLongRowsAlongY) {
+  Problem p = contiguous(SCATTERPTX_F32, 100, 100, 640001);  // odd: TMA ineligible
+  const Plan plan = make_plan(p, h200());
+  ASSERT_EQ(plan.path, SCATTERPTX_PATH_RED);
+  EXPECT_EQ(plan.launches[0].grid_x, 100u);  // one row per CTA of 256 lanes
+  EXPECT_GT(plan.launches[0].grid_y, 1u);
+  EXPECT_LE(plan.launches[0].grid_y, h200().max_grid_y);
+  EXPECT_GE(plan.launches[0].grid_x * plan.launches[0].grid_y, 132u * 8);
+}
+
+TEST(Plan, ForcedTmaOnIneligibleInputIsRejected) {
+  Problem p = contiguous(SCATTERPTX_F32, 1000, 100, 3);
+  p.path = SCATTERPTX_PATH_TMA;
+  EXPECT_EQ(status_of(p, h200()), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(Plan, ScheduleOverrideIsHonouredAndBounded) {
+  Problem p = contiguous(SCATTERPTX_F32, 100000, 1000, 4096);
+  p.has_schedule = true;
+  p.schedule = scatterptx_schedule{1024, 3, 2, 5};
+  const Plan plan = make_plan(p, h200());
+  EXPECT_EQ(plan.tma.chunk_elems, 256u);
+  EXPECT_EQ(plan.tma.stages, 3u);
+  EXPECT_EQ(plan.tma.warps_per_cta, 2u);
+  EXPECT_EQ(plan.tma.ctas_per_sm, 5u);
+  EXPECT_EQ(plan.tma.shared_bytes, tma_shared_bytes(1024, 3, 2));
+
+  p.schedule = scatterptx_schedule{65536, 32, 32, 0};  // 64 MB of stages
+  EXPECT_EQ(status_of(p, h200()), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(Plan, OlderGpusAreUnsupported) {
+  DeviceLimits ampere = h200();
+  ampere.compute_capability = 80;
+  EXPECT_EQ(status_of(contiguous(SCATTERPTX_F32, 10, 10, 4), ampere), SCATTERPTX_ERROR_UNSUPPORTED_DEVICE);
+}
+
+TEST(Plan, EveryDtypeAndIndexTypeHasItsVariants) {
+  for (scatterptx_dtype dtype : {SCATTERPTX_F32, SCATTERPTX_F16, SCATTERPTX_BF16, SCATTERPTX_F64}) {
+    for (scatterptx_index_type index : {SCATTERPTX_INDEX_INT32, SCATTERPTX_INDEX_INT64}) {
+      Problem p = contiguous(dtype, 1000, 100, 64);
+      p.index_type = index;
+      p.index_bytes = index == SCATTERPTX_INDEX_INT32 ? 4 : 8;
+      const Plan tma = make_plan(p, h200());
+      EXPECT_EQ(kKernelVariants[tma.variant].dtype, dtype);
+      EXPECT_EQ(kKernelVariants[tma.variant].index_type, index);
+      p.path = SCATTERPTX_PATH_RED;
+      const Plan red = make_plan(p, h200());
+      EXPECT_EQ(kKernelVariants[red.variant].dtype, dtype);
+      EXPECT_EQ(kKernelVariants[red.variant].index_type, index);
+    }
+  }
+}
+
+TEST(Plan, EmptyProblemPlansNoLaunch) {
+  EXPECT_TRUE(make_plan(contiguous(SCATTERPTX_F32, 0, 10, 4), h200()).launches.empty());
+  EXPECT_TRUE(make_plan(contiguous(SCATTERPTX_F32, 10, 10, 0), h200()).launches.empty());
+}
+
+}  // namespace

@@ -1,0 +1,468 @@
+#include "reference.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <mutex>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+namespace scatterptx_test {
+namespace {
+
+uint32_t float_bits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  return bits;
+}
+
+float bits_float(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof value);
+  return value;
+}
+
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+}  // namespace
+
+uint16_t float_to_half_bits(float value) {
+  const uint32_t x = float_bits(value);
+  const uint32_t sign = (x >> 16) & 0x8000u;
+  const uint32_t magnitude = x & 0x7FFFFFFFu;
+  if (magnitude > 0x7F800000u) {  // NaN: keep the top payload bits, force quiet
+    return static_cast<uint16_t>(sign | 0x7E00u | ((magnitude >> 13) & 0x3FFu));
+  }
+  // 65520 = 0x477FF000 is halfway between 65504 (max half, odd mantissa) and
+  // 2^16: ties-to-even rounds it, and everything above, to infinity.
+  if (magnitude >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);
+  if (magnitude >= 0x38800000u) {  // normal half (>= 2^-14): rebias 127 -> 15
+    const uint32_t rebiased = magnitude - 0x38000000u;
+    const uint32_t rounded = rebiased + 0xFFFu + ((rebiased >> 13) & 1u);
+    return static_cast<uint16_t>(sign | (rounded >> 13));
+  }
+  // Subnormal half: value / 2^-24 = mantissa * 2^(exponent - 126).
+  const int exponent = static_cast<int>(magnitude >> 23);
+  const int shift = 126 - exponent;  // >= 14 here
+  if (shift > 24) return static_cast<uint16_t>(sign);  // below 2^-25: rounds to zero
+  const uint32_t mantissa = (magnitude & 0x7FFFFFu) | 0x800000u;
+  uint32_t quotient = mantissa >> shift;
+  const uint32_t remainder = mantissa & ((1u << shift) - 1u);
+  const uint32_t halfway = 1u << (shift - 1);
+  if (remainder > halfway || (remainder == halfway && (quotient & 1u))) ++quotient;
+  return static_cast<uint16_t>(sign | quotient);  // 0x400 is the smallest normal, correctly
+}
+
+float half_bits_to_float(uint16_t bits) {
+  const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
+  const uint32_t exponent = (bits >> 10) & 0x1Fu;
+  const uint32_t mantissa = bits & 0x3FFu;
+  if (exponent == 0x1F) return bits_float(sign | 0x7F800000u | (mantissa << 13));
+  if (exponent == 0) {
+    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
+    return sign != 0 ? -magnitude : magnitude;
+  }
+  return bits_float(sign | ((exponent + 112u) << 23) | (mantissa << 13));
+}
+
+uint16_t float_to_bf16_bits(float value) {
+  const uint32_t x = float_bits(value);
+  if ((x & 0x7FFFFFFFu) > 0x7F800000u) {
+    return static_cast<uint16_t>((x >> 16) | 0x0040u);  // quiet NaN
+  }
+  // Carries propagate into the exponent, so overflow lands on infinity.
+  return static_cast<uint16_t>((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
+}
+
+float bf16_bits_to_float(uint16_t bits) { return bits_float(static_cast<uint32_t>(bits) << 16); }
+
+const char* dtype_name(scatterptx_dtype dtype) {
+  switch (dtype) {
+    case SCATTERPTX_F32: return "F32";
+    case SCATTERPTX_F16: return "F16";
+    case SCATTERPTX_BF16: return "BF16";
+    case SCATTERPTX_F64: return "F64";
+  }
+  return "UnknownDtype";
+}
+
+const char* index_type_name(scatterptx_index_type type) {
+  return type == SCATTERPTX_INDEX_INT32 ? "Int32" : "Int64";
+}
+
+const char* path_name(scatterptx_path path) {
+  switch (path) {
+    case SCATTERPTX_PATH_AUTO: return "Auto";
+    case SCATTERPTX_PATH_TMA: return "Tma";
+    case SCATTERPTX_PATH_RED: return "Red";
+  }
+  return "UnknownPath";
+}
+
+size_t element_bytes(scatterptx_dtype dtype) {
+  switch (dtype) {
+    case SCATTERPTX_F32: return 4;
+    case SCATTERPTX_F16: return 2;
+    case SCATTERPTX_BF16: return 2;
+    case SCATTERPTX_F64: return 8;
+  }
+  throw std::invalid_argument("element_bytes: unknown dtype");
+}
+
+size_t index_bytes(scatterptx_index_type type) { return type == SCATTERPTX_INDEX_INT32 ? 4 : 8; }
+
+double unit_roundoff(scatterptx_dtype dtype) {
+  switch (dtype) {
+    case SCATTERPTX_F32: return std::ldexp(1.0, -24);
+    case SCATTERPTX_F16: return std::ldexp(1.0, -11);
+    case SCATTERPTX_BF16: return std::ldexp(1.0, -8);
+    case SCATTERPTX_F64: return std::ldexp(1.0, -53);
+  }
+  throw std::invalid_argument("unit_roundoff: unknown dtype");
+}
+
+double smallest_normal(scatterptx_dtype dtype) {
+  switch (dtype) {
+    case SCATTERPTX_F32: return std::numeric_limits<float>::min();
+    case SCATTERPTX_F16: return std::ldexp(1.0, -14);
+    case SCATTERPTX_BF16: return std::numeric_limits<float>::min();
+    case SCATTERPTX_F64: return std::numeric_limits<double>::min();
+  }
+  throw std::invalid_argument("smallest_normal: unknown dtype");
+}
+
+double load_element(scatterptx_dtype dtype, const unsigned char* element) {
+  switch (dtype) {
+    case SCATTERPTX_F32: {
+      float value;
+      std::memcpy(&value, element, sizeof value);
+      return value;
+    }
+    case SCATTERPTX_F16:
+    case SCATTERPTX_BF16: {
+      uint16_t bits;
+      std::memcpy(&bits, element, sizeof bits);
+      return dtype == SCATTERPTX_F16 ? half_bits_to_float(bits) : bf16_bits_to_float(bits);
+    }
+    case SCATTERPTX_F64: {
+      double value;
+      std::memcpy(&value, element, sizeof value);
+      return value;
+    }
+  }
+  throw std::invalid_argument("load_element: unknown dtype");
+}
+
+void store_element(scatterptx_dtype dtype, unsigned char* element, double value) {
+  switch (dtype) {
+    case SCATTERPTX_F32: {
+      const float narrow = static_cast<float>(value);
+      std::memcpy(element, &narrow, sizeof narrow);
+      return;
+    }
+    case SCATTERPTX_F16:
+    case SCATTERPTX_BF16: {
+      const float narrow = static_cast<float>(value);
+      const uint16_t bits =
+          dtype == SCATTERPTX_F16 ? float_to_half_bits(narrow) : float_to_bf16_bits(narrow);
+      std::memcpy(element, &bits, sizeof bits);
+      return;
+    }
+    case SCATTERPTX_F64:
+      std::memcpy(element, &value, sizeof value);
+      return;
+  }
+  throw std::invalid_argument("store_element: unknown dtype");
+}
+
+Rng::Rng(uint64_t seed) {
+  for (uint64_t& word : state_) word = splitmix64(seed);
+}
+
+uint64_t Rng::next() {
+  const uint64_t result = rotl(state_[1] * 5, 7) * 9;
+  const uint64_t t = state_[1] << 17;
+  state_[2] ^= state_[0];
+  state_[3] ^= state_[1];
+  state_[1] ^= state_[2];
+  state_[0] ^= state_[3];
+  state_[2] ^= t;
+  state_[3] = rotl(state_[3], 45);
+  return result;
+}
+
+double Rng::uniform() { return static_cast<double>(next() >> 11) * std::ldexp(1.0, -53); }
+
+int64_t Rng::below(int64_t bound) {
+  const unsigned __int128 wide = static_cast<unsigned __int128>(next()) * static_cast<uint64_t>(bound);
+  return static_cast<int64_t>(wide >> 64);
+}
+
+double Rng::nonzero_value() {
+  for (;;) {
+    const double value = 2.0 * uniform() - 1.0;
+    if (std::fabs(value) >= 1e-3) return value;
+  }
+}
+
+uint64_t fresh_seed() {
+  if (const char* replay = std::getenv("SCATTERPTX_TEST_SEED")) {
+    return std::strtoull(replay, nullptr, 0);
+  }
+  std::random_device device;
+  return (static_cast<uint64_t>(device()) << 32) ^ device();
+}
+
+std::string seed_trace(uint64_t seed) {
+  return "seed=" + std::to_string(seed) + " (replay with SCATTERPTX_TEST_SEED=" +
+         std::to_string(seed) + ")";
+}
+
+uint64_t derive_seed(uint64_t seed, uint64_t stream) {
+  uint64_t state = seed ^ (stream * 0xD1B54A32D192ED03ull);
+  return splitmix64(state);
+}
+
+void parallel_for(int64_t begin, int64_t end, const std::function<void(int64_t, int64_t)>& body) {
+  const int64_t count = end - begin;
+  if (count <= 0) return;
+  constexpr int64_t kMinPerThread = 4;  // a few rows can be wide: split them too
+  const int64_t hardware = std::max(1u, std::thread::hardware_concurrency());
+  const int64_t workers = std::max<int64_t>(1, std::min(hardware, count / kMinPerThread));
+  if (workers == 1) {
+    body(begin, end);
+    return;
+  }
+  std::vector<std::thread> threads;
+  threads.reserve(static_cast<size_t>(workers));
+  for (int64_t w = 0; w < workers; ++w) {
+    const int64_t first = begin + count * w / workers;
+    const int64_t last = begin + count * (w + 1) / workers;
+    threads.emplace_back([&body, first, last] { body(first, last); });
+  }
+  for (std::thread& thread : threads) thread.join();
+}
+
+HostMatrix::HostMatrix(scatterptx_dtype dtype_, int64_t rows_, int64_t cols_, int64_t row_stride_,
+                       unsigned char fill_byte)
+    : dtype(dtype_), rows(rows_), cols(cols_), row_stride(row_stride_) {
+  if (rows < 0 || cols < 0 || row_stride < cols) throw std::invalid_argument("bad HostMatrix shape");
+  bytes.assign(static_cast<size_t>(rows) * row_bytes(), fill_byte);
+}
+
+HostMatrix random_matrix(scatterptx_dtype dtype, int64_t rows, int64_t cols, int64_t row_stride,
+                         unsigned char padding_byte, uint64_t seed) {
+  HostMatrix matrix(dtype, rows, cols, row_stride, padding_byte);
+  const size_t element = element_bytes(dtype);
+  parallel_for(0, rows, [&](int64_t first, int64_t last) {
+    for (int64_t r = first; r < last; ++r) {
+      Rng rng(derive_seed(seed, static_cast<uint64_t>(r)));
+      unsigned char* row = matrix.row(r);
+      for (int64_t c = 0; c < cols; ++c) {
+        store_element(dtype, row + static_cast<size_t>(c) * element, rng.nonzero_value());
+      }
+    }
+  });
+  return matrix;
+}
+
+std::vector<int64_t> random_indices(int64_t count, int64_t out_rows, uint64_t seed) {
+  std::vector<int64_t> index(static_cast<size_t>(count));
+  Rng rng(seed);
+  for (int64_t& value : index) value = rng.below(out_rows);
+  return index;
+}
+
+std::vector<unsigned char> encode_indices(const std::vector<int64_t>& index,
+                                          scatterptx_index_type type) {
+  std::vector<unsigned char> bytes(index.size() * index_bytes(type));
+  for (size_t i = 0; i < index.size(); ++i) {
+    if (type == SCATTERPTX_INDEX_INT32) {
+      if (index[i] < INT32_MIN || index[i] > INT32_MAX) {
+        throw std::invalid_argument("index value does not fit int32");
+      }
+      const int32_t narrow = static_cast<int32_t>(index[i]);
+      std::memcpy(bytes.data() + 4 * i, &narrow, 4);
+    } else {
+      std::memcpy(bytes.data() + 8 * i, &index[i], 8);
+    }
+  }
+  return bytes;
+}
+
+std::string CheckReport::summary() const {
+  std::ostringstream text;
+  text << (ok ? "match" : "MISMATCH") << ": " << bad_elements << " bad elements, " << rows_added
+       << " rows added, ||got-ref||/||ref|| = " << relative_error;
+  if (!first_failure.empty()) text << "; first failure: " << first_failure;
+  return text.str();
+}
+
+namespace {
+
+// Source rows grouped by target row (counting sort), so every out row can
+// be checked on its own, in parallel, without a full float64 copy of out.
+struct RowsByTarget {
+  std::vector<int64_t> offsets;  // out_rows + 1
+  std::vector<int64_t> sources;
+};
+
+RowsByTarget group_by_target(const std::vector<int64_t>& index, int64_t out_rows) {
+  RowsByTarget groups;
+  groups.offsets.assign(static_cast<size_t>(out_rows) + 1, 0);
+  for (int64_t target : index) {
+    if (target >= 0 && target < out_rows) ++groups.offsets[static_cast<size_t>(target) + 1];
+  }
+  for (size_t r = 1; r < groups.offsets.size(); ++r) groups.offsets[r] += groups.offsets[r - 1];
+  groups.sources.resize(static_cast<size_t>(groups.offsets.back()));
+  std::vector<int64_t> cursor(groups.offsets.begin(), groups.offsets.end() - 1);
+  for (size_t i = 0; i < index.size(); ++i) {
+    const int64_t target = index[i];
+    if (target >= 0 && target < out_rows) {
+      groups.sources[static_cast<size_t>(cursor[static_cast<size_t>(target)]++)] =
+          static_cast<int64_t>(i);
+    }
+  }
+  return groups;
+}
+
+std::string hex_bytes(const unsigned char* bytes, size_t count) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::string text = "0x";
+  for (size_t i = count; i-- > 0;) {  // little-endian element: most significant byte first
+    text += kDigits[bytes[i] >> 4];
+    text += kDigits[bytes[i] & 15];
+  }
+  return text;
+}
+
+struct PartialCheck {
+  int64_t first_bad_row = std::numeric_limits<int64_t>::max();
+  std::string first_failure;
+  int64_t bad_elements = 0;
+  int64_t rows_added = 0;
+  double squared_error = 0;
+  double squared_reference = 0;
+
+  void fail(int64_t row, std::string message) {
+    ++bad_elements;
+    if (row < first_bad_row) {
+      first_bad_row = row;
+      first_failure = std::move(message);
+    }
+  }
+};
+
+}  // namespace
+
+CheckReport check_scatter_add(const HostMatrix& out0, const HostMatrix& src,
+                              const std::vector<int64_t>& index, const HostMatrix& got,
+                              int repeats) {
+  CheckReport report;
+  if (got.dtype != out0.dtype || got.rows != out0.rows || got.cols != out0.cols ||
+      got.row_stride != out0.row_stride || got.bytes.size() != out0.bytes.size() ||
+      src.cols != out0.cols || src.dtype != out0.dtype ||
+      static_cast<int64_t>(index.size()) != src.rows) {
+    report.ok = false;
+    report.bad_elements = 1;
+    report.first_failure = "shapes of out0, src, index and got do not agree";
+    return report;
+  }
+  const RowsByTarget groups = group_by_target(index, out0.rows);
+  const scatterptx_dtype dtype = out0.dtype;
+  const size_t element = element_bytes(dtype);
+  const size_t value_bytes = static_cast<size_t>(out0.cols) * element;
+  const double u = unit_roundoff(dtype);
+  const double tiny = smallest_normal(dtype);
+
+  std::mutex merge_mutex;
+  PartialCheck total;
+  parallel_for(0, out0.rows, [&](int64_t first, int64_t last) {
+    PartialCheck part;
+    std::vector<double> sum(static_cast<size_t>(out0.cols));
+    std::vector<double> magnitude(static_cast<size_t>(out0.cols));
+    for (int64_t r = first; r < last; ++r) {
+      const unsigned char* before = out0.row(r);
+      const unsigned char* after = got.row(r);
+      const int64_t begin = groups.offsets[static_cast<size_t>(r)];
+      const int64_t end = groups.offsets[static_cast<size_t>(r) + 1];
+      if (begin == end) {
+        if (std::memcmp(before, after, out0.row_bytes()) != 0) {
+          size_t byte = 0;
+          while (before[byte] == after[byte]) ++byte;
+          const size_t at = byte / element * element;
+          part.fail(r, "out row " + std::to_string(r) + " has no valid index but changed at col " +
+                           std::to_string(byte / element) + ": got " +
+                           hex_bytes(after + at, element) + ", expected " +
+                           hex_bytes(before + at, element));
+        }
+        continue;
+      }
+      ++part.rows_added;
+      if (std::memcmp(before + value_bytes, after + value_bytes, out0.row_bytes() - value_bytes) !=
+          0) {
+        part.fail(r, "padding after col " + std::to_string(out0.cols) + " of out row " +
+                         std::to_string(r) + " changed");
+      }
+      for (int64_t c = 0; c < out0.cols; ++c) {
+        const double initial = load_element(dtype, before + static_cast<size_t>(c) * element);
+        sum[static_cast<size_t>(c)] = initial;
+        magnitude[static_cast<size_t>(c)] = std::fabs(initial);
+      }
+      for (int64_t k = begin; k < end; ++k) {
+        const unsigned char* source = src.row(groups.sources[static_cast<size_t>(k)]);
+        for (int64_t c = 0; c < out0.cols; ++c) {
+          const double term = load_element(dtype, source + static_cast<size_t>(c) * element);
+          sum[static_cast<size_t>(c)] += repeats * term;
+          magnitude[static_cast<size_t>(c)] += repeats * std::fabs(term);
+        }
+      }
+      const double adds = static_cast<double>(end - begin) * repeats;
+      for (int64_t c = 0; c < out0.cols; ++c) {
+        const double reference = sum[static_cast<size_t>(c)];
+        const double value = load_element(dtype, after + static_cast<size_t>(c) * element);
+        const double bound = (adds + 1) * (u * magnitude[static_cast<size_t>(c)] + tiny);
+        const double error = std::fabs(value - reference);
+        if (!(error <= bound)) {  // written so that NaN fails
+          std::ostringstream text;
+          text.precision(17);
+          text << "out[" << r << ", " << c << "]: got " << value << ", ref " << reference
+               << ", |diff| " << error << " > bound " << bound << " (" << adds << " adds)";
+          part.fail(r, text.str());
+        }
+        if (std::isfinite(error)) part.squared_error += error * error;
+        part.squared_reference += reference * reference;
+      }
+    }
+    std::lock_guard<std::mutex> lock(merge_mutex);
+    total.bad_elements += part.bad_elements;
+    total.rows_added += part.rows_added;
+    total.squared_error += part.squared_error;
+    total.squared_reference += part.squared_reference;
+    if (part.first_bad_row < total.first_bad_row) {
+      total.first_bad_row = part.first_bad_row;
+      total.first_failure = std::move(part.first_failure);
+    }
+  });
+  report.ok = total.bad_elements == 0;
+  report.bad_elements = total.bad_elements;
+  report.rows_added = total.rows_added;
+  report.first_failure = total.first_failure;
+  report.relative_error = total.squared_reference > 0
+                              ? std::sqrt(total.squared_error / total.squared_reference)
+                              : 0.0;
+  return report;
+}
+
+}  // namespace scatterptx_test

@@ -1,0 +1,168 @@
+#include "scatter_case.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+#include <vector>
+
+namespace scatterptx_test {
+
+std::string ScatterShape::describe() const {
+  std::ostringstream text;
+  text << dtype_name(dtype) << " " << index_type_name(index_type) << " out " << out_rows << "x"
+       << cols << " (stride " << out_stride() << "), src " << src_rows << "x" << cols
+       << " (stride " << src_stride() << ", offset " << src_offset_bytes << " bytes)";
+  return text.str();
+}
+
+HostScatter make_random_scatter(const ScatterShape& shape, uint64_t seed) {
+  HostScatter host;
+  host.out0 = random_matrix(shape.dtype, shape.out_rows, shape.cols, shape.out_stride(),
+                            kOutPaddingByte, derive_seed(seed, 1));
+  host.src = random_matrix(shape.dtype, shape.src_rows, shape.cols, shape.src_stride(),
+                           kSrcPaddingByte, derive_seed(seed, 2));
+  host.index = shape.out_rows > 0 ? random_indices(shape.src_rows, shape.out_rows,
+                                                   derive_seed(seed, 3))
+                                  : std::vector<int64_t>(static_cast<size_t>(shape.src_rows), 0);
+  return host;
+}
+
+DeviceScatter::DeviceScatter(const ScatterShape& shape, const HostScatter& host)
+    : shape_(shape),
+      index_type_(shape.index_type),
+      out_bytes_(host.out0.bytes.size()),
+      guard_bytes_(static_cast<size_t>(kGuardRows) * host.out0.row_bytes()) {
+  out_storage_ = DeviceBuffer(guard_bytes_ + out_bytes_ + guard_bytes_);
+  fill_device_bytes(out_storage_.address(), kGuardByte, out_storage_.size());
+  reset_out(host.out0);
+  src_storage_ = DeviceBuffer(shape.src_offset_bytes + host.src.bytes.size());
+  upload(src_storage_.address(shape.src_offset_bytes), host.src.bytes.data(),
+         host.src.bytes.size());
+  set_index(host.index, shape.index_type);
+}
+
+void DeviceScatter::reset_out(const HostMatrix& out0) {
+  upload(out_storage_.address(guard_bytes_), out0.bytes.data(), out0.bytes.size());
+}
+
+void DeviceScatter::set_index(const std::vector<int64_t>& index, scatterptx_index_type type) {
+  const std::vector<unsigned char> bytes = encode_indices(index, type);
+  index_storage_ = DeviceBuffer(bytes.size());
+  upload(index_storage_.address(), bytes.data(), bytes.size());
+  index_type_ = type;
+}
+
+scatterptx_scatter_add_args DeviceScatter::args(scatterptx_path path,
+                                                scatterptx_index_check check) const {
+  scatterptx_scatter_add_args args;
+  scatterptx_scatter_add_args_init(&args);
+  args.out = out_storage_.pointer(guard_bytes_);
+  args.out_rows = shape_.out_rows;
+  args.out_row_stride = shape_.out_stride();
+  args.src = src_storage_.pointer(shape_.src_offset_bytes);
+  args.src_rows = shape_.src_rows;
+  args.src_row_stride = shape_.src_stride();
+  args.cols = shape_.cols;
+  args.dtype = shape_.dtype;
+  args.index = index_storage_.pointer();
+  args.index_type = index_type_;
+  args.index_check = check;
+  args.path = path;
+  return args;
+}
+
+bool DeviceScatter::tma_eligible() const {
+  const size_t element = element_bytes(shape_.dtype);
+  const auto aligned16 = [](uint64_t value) { return value % 16 == 0; };
+  return aligned16(static_cast<uint64_t>(shape_.cols) * element) &&
+         aligned16(static_cast<uint64_t>(shape_.out_stride()) * element) &&
+         aligned16(static_cast<uint64_t>(shape_.src_stride()) * element) &&
+         aligned16(out_storage_.address(guard_bytes_)) &&
+         aligned16(src_storage_.address(shape_.src_offset_bytes));
+}
+
+HostMatrix DeviceScatter::download_out() const {
+  HostMatrix got(shape_.dtype, shape_.out_rows, shape_.cols, shape_.out_stride(), 0);
+  download(got.bytes.data(), out_storage_.address(guard_bytes_), got.bytes.size());
+  return got;
+}
+
+std::string DeviceScatter::guard_damage() const {
+  std::vector<unsigned char> before(guard_bytes_);
+  std::vector<unsigned char> after(guard_bytes_);
+  download(before.data(), out_storage_.address(), guard_bytes_);
+  download(after.data(), out_storage_.address(guard_bytes_ + out_bytes_), guard_bytes_);
+  const auto first_damage = [](const std::vector<unsigned char>& guard) {
+    return std::find_if(guard.begin(), guard.end(),
+                        [](unsigned char byte) { return byte != kGuardByte; }) -
+           guard.begin();
+  };
+  const auto bad_before = static_cast<size_t>(first_damage(before));
+  if (bad_before != guard_bytes_) {
+    return "guard before out changed at byte " + std::to_string(bad_before) + " of " +
+           std::to_string(guard_bytes_);
+  }
+  const auto bad_after = static_cast<size_t>(first_damage(after));
+  if (bad_after != guard_bytes_) {
+    return "guard after out changed at byte " + std::to_string(bad_after) + " of " +
+           std::to_string(guard_bytes_);
+  }
+  return "";
+}
+
+std::string describe_plan(const scatterptx_scatter_add_args& args) {
+  char buffer[1024] = {};
+  const scatterptx_status status = scatterptx_describe_plan(&args, buffer, sizeof buffer);
+  if (status != SCATTERPTX_SUCCESS) {
+    return std::string("(describe_plan failed: ") + scatterptx_status_name(status) + ": " +
+           scatterptx_last_error_message() + ")";
+  }
+  return buffer;
+}
+
+void expect_scatter_result(const ScatterShape& shape, const HostScatter& host,
+                           const DeviceScatter& device, int repeats) {
+  const HostMatrix got = device.download_out();
+  const CheckReport report = check_scatter_add(host.out0, host.src, host.index, got, repeats);
+  EXPECT_TRUE(report.ok) << shape.describe() << ": " << report.summary();
+  EXPECT_EQ(device.guard_damage(), "") << shape.describe();
+}
+
+void run_and_check(const ScatterShape& shape, scatterptx_path path, uint64_t seed) {
+  SCOPED_TRACE(shape.describe() + ", path " + path_name(path));
+  const HostScatter host = make_random_scatter(shape, seed);
+  DeviceScatter device(shape, host);
+  const scatterptx_scatter_add_args args = device.args(path, SCATTERPTX_INDEX_RECORD);
+  const scatterptx_status status = scatterptx_scatter_add(&args, nullptr);
+
+  if (path == SCATTERPTX_PATH_TMA && !device.tma_eligible() && shape.src_rows > 0 &&
+      shape.cols > 0) {
+    EXPECT_EQ(status, SCATTERPTX_ERROR_INVALID_ARGUMENT)
+        << "a forced TMA path on ineligible input must be rejected";
+    EXPECT_STRNE(scatterptx_last_error_message(), "");
+    EXPECT_TRUE(device.download_out().bytes == host.out0.bytes)
+        << "a rejected call wrote to out";
+    EXPECT_EQ(device.guard_damage(), "");
+    return;
+  }
+  ASSERT_EQ(status, SCATTERPTX_SUCCESS)
+      << scatterptx_status_name(status) << ": " << scatterptx_last_error_message();
+  expect_scatter_result(shape, host, device, 1);
+
+  int64_t bad_position = 0;
+  ASSERT_EQ(scatterptx_take_index_error(&bad_position), SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+  EXPECT_EQ(bad_position, -1) << "every index was valid";
+
+  if (shape.src_rows > 0 && shape.cols > 0) {
+    const std::string plan = describe_plan(args);
+    if (path == SCATTERPTX_PATH_RED || (path == SCATTERPTX_PATH_AUTO && !device.tma_eligible())) {
+      EXPECT_NE(plan.find("path=red"), std::string::npos) << plan;
+    } else if (path == SCATTERPTX_PATH_TMA) {
+      EXPECT_NE(plan.find("path=tma"), std::string::npos) << plan;
+    }
+  }
+}
+
+}  // namespace scatterptx_test

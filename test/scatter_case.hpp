@@ -1,0 +1,83 @@
+// One scatter_add problem on the GPU: host inputs, their device copies (out
+// between guard rows), the launch, and the comparison with the reference.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpu_harness.hpp"
+#include "reference.hpp"
+#include "scatterptx/scatterptx.h"
+
+namespace scatterptx_test {
+
+struct ScatterShape {
+  scatterptx_dtype dtype = SCATTERPTX_F32;
+  scatterptx_index_type index_type = SCATTERPTX_INDEX_INT64;
+  int64_t out_rows = 0;
+  int64_t src_rows = 0;
+  int64_t cols = 0;
+  int64_t out_row_stride = 0;  // 0: cols
+  int64_t src_row_stride = 0;  // 0: cols
+  size_t src_offset_bytes = 0; // src starts this far into its allocation
+
+  int64_t out_stride() const { return out_row_stride != 0 ? out_row_stride : cols; }
+  int64_t src_stride() const { return src_row_stride != 0 ? src_row_stride : cols; }
+  std::string describe() const;
+};
+
+// Inputs on the host: out0 is the poison out starts from.
+struct HostScatter {
+  HostMatrix out0;
+  HostMatrix src;
+  std::vector<int64_t> index;
+};
+
+// Random out0 and src, indices uniform in [0, out_rows).
+HostScatter make_random_scatter(const ScatterShape& shape, uint64_t seed);
+
+// Rows of sentinel bytes allocated before and after out: a write outside
+// out lands there and is caught.
+constexpr int64_t kGuardRows = 2;
+constexpr unsigned char kGuardByte = 0x5A;
+
+class DeviceScatter {
+ public:
+  DeviceScatter(const ScatterShape& shape, const HostScatter& host);
+
+  void reset_out(const HostMatrix& out0);
+  void set_index(const std::vector<int64_t>& index, scatterptx_index_type type);
+  scatterptx_scatter_add_args args(scatterptx_path path, scatterptx_index_check check) const;
+  // Whether a forced PATH_TMA is allowed: 16-byte rows, strides and pointers.
+  bool tma_eligible() const;
+  HostMatrix download_out() const;
+  // "" when every guard byte is intact, else where the first damage is.
+  std::string guard_damage() const;
+
+ private:
+  ScatterShape shape_;
+  scatterptx_index_type index_type_;
+  DeviceBuffer out_storage_;
+  DeviceBuffer src_storage_;
+  DeviceBuffer index_storage_;
+  size_t out_bytes_;
+  size_t guard_bytes_;
+};
+
+// scatterptx_describe_plan's text for args, or "(describe_plan failed: ...)".
+std::string describe_plan(const scatterptx_scatter_add_args& args);
+
+// Runs shape with fresh random inputs on the null stream and checks it:
+// a forced TMA path on ineligible input must be rejected with nothing
+// written; every other combination must match the reference, with AUTO on
+// ineligible input planned as the red path.
+void run_and_check(const ScatterShape& shape, scatterptx_path path, uint64_t seed);
+
+// Downloads out and checks it, guards included, against host's inputs added
+// `repeats` times (the number of launches that ran).
+void expect_scatter_result(const ScatterShape& shape, const HostScatter& host,
+                           const DeviceScatter& device, int repeats);
+
+}  // namespace scatterptx_test
