@@ -1,0 +1,108 @@
+"""ctypes declarations of include/scatterptx/scatterptx.h and status handling."""
+
+import ctypes
+import os
+
+SUCCESS = 0
+STATUS_NAMES = {
+    0: "SCATTERPTX_SUCCESS",
+    1: "SCATTERPTX_ERROR_INVALID_ARGUMENT",
+    2: "SCATTERPTX_ERROR_NO_DRIVER",
+    3: "SCATTERPTX_ERROR_NO_CONTEXT",
+    4: "SCATTERPTX_ERROR_UNSUPPORTED_DEVICE",
+    5: "SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE",
+    6: "SCATTERPTX_ERROR_DRIVER",
+}
+DTYPES = {"f32": 0, "f16": 1, "bf16": 2, "f64": 3}
+INDEX_TYPES = {"int32": 0, "int64": 1}
+INDEX_CHECKS = {"record": 0, "checked": 1}
+PATHS = {"auto": 0, "tma": 1, "red": 2}
+
+
+class ScatterPtxError(RuntimeError):
+    """A non-success status; ``status`` is its name, the text the library's message."""
+
+    def __init__(self, status, message):
+        self.status = STATUS_NAMES.get(status, f"status {status}")
+        self.code = status
+        super().__init__(f"{self.status}: {message}")
+
+
+class Args(ctypes.Structure):
+    _fields_ = [
+        ("out", ctypes.c_void_p),
+        ("out_rows", ctypes.c_int64),
+        ("out_row_stride", ctypes.c_int64),
+        ("src", ctypes.c_void_p),
+        ("src_rows", ctypes.c_int64),
+        ("src_row_stride", ctypes.c_int64),
+        ("cols", ctypes.c_int64),
+        ("dtype", ctypes.c_int),
+        ("index", ctypes.c_void_p),
+        ("index_type", ctypes.c_int),
+        ("index_check", ctypes.c_int),
+        ("path", ctypes.c_int),
+        ("schedule", ctypes.c_void_p),
+    ]
+
+
+def _candidate_paths():
+    explicit = os.environ.get("SCATTERPTX_LIBRARY")
+    if explicit:
+        yield explicit
+        return
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    yield os.path.join(repo, "build", "libscatterptx.so")
+    yield "libscatterptx.so"
+
+
+def _load():
+    errors = []
+    for path in _candidate_paths():
+        try:
+            lib = ctypes.CDLL(path)
+            break
+        except OSError as error:
+            errors.append(f"{path}: {error}")
+    else:
+        raise OSError("cannot load libscatterptx (set SCATTERPTX_LIBRARY): " + "; ".join(errors))
+    lib.scatterptx_scatter_add_args_init.argtypes = [ctypes.POINTER(Args)]
+    lib.scatterptx_scatter_add_args_init.restype = None
+    lib.scatterptx_scatter_add.argtypes = [ctypes.POINTER(Args), ctypes.c_void_p]
+    lib.scatterptx_scatter_add.restype = ctypes.c_int
+    lib.scatterptx_prepare.argtypes = []
+    lib.scatterptx_prepare.restype = ctypes.c_int
+    lib.scatterptx_take_index_error.argtypes = [ctypes.POINTER(ctypes.c_int64)]
+    lib.scatterptx_take_index_error.restype = ctypes.c_int
+    lib.scatterptx_last_error_message.argtypes = []
+    lib.scatterptx_last_error_message.restype = ctypes.c_char_p
+    return lib
+
+
+_library = None
+
+
+def library():
+    """The loaded shared library (loaded on first use)."""
+    global _library
+    if _library is None:
+        _library = _load()
+    return _library
+
+
+def check(status):
+    if status != SUCCESS:
+        message = library().scatterptx_last_error_message().decode("utf-8", "replace")
+        raise ScatterPtxError(status, message)
+
+
+def prepare():
+    """Loads the kernels in the current CUDA context (needed before graph capture)."""
+    check(library().scatterptx_prepare())
+
+
+def take_index_error():
+    """Smallest source position with an out-of-range index since the last call, or -1."""
+    position = ctypes.c_int64(-1)
+    check(library().scatterptx_take_index_error(ctypes.byref(position)))
+    return position.value
