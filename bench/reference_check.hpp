@@ -16,12 +16,13 @@ struct CheckResult {
   int64_t touched_rows = 0;    // distinct targets of the checked src rows
   int64_t neighbour_rows = 0;  // untouched rows next to them, which must not change
   double max_relative_error = 0;  // worst touched row: max |got - ref| / max |ref|
-  double tolerance = 0;
+  double tolerance = 0;           // unit roundoff used in the bound
   std::string failure;  // why it is wrong; empty when ok
 };
 
 // Relative error allowed for dtype: 1e-5 for f32/f64, 2e-2 for f16/bf16.
-double relative_tolerance(scatterptx_dtype dtype);
+// Unit roundoff of dtype: the error bound is (additions + 1) * u * sum |terms|.
+double unit_roundoff(scatterptx_dtype dtype);
 
 // Restores out from its pristine copy, runs scatter_add(args) on the first
 // check_rows src rows, then compares every touched out row against
