@@ -18,6 +18,12 @@ constexpr uint32_t kDefaultWarpsPerCta = 4;
 constexpr uint32_t kDefaultCtasPerSm = 8;
 constexpr uint32_t kSharedReservedPerCta = 1024;  // sm_90 keeps 1 KB per CTA
 constexpr uint32_t kSmemStageAlign = 128;
+// Up to this many bytes per row, vector red.global beats one bulk copy and
+// one bulk reduce per row: on the H200 a (load, reduce) pair costs ~50 SM
+// cycles whatever its size, so 8..128-byte rows ran at 0.78 ms for 4M rows
+// on the TMA path against 0.06..0.44 ms on the red path
+// (bench/results/2026-12-02-h200-core.md).
+constexpr uint64_t kRedMaxRowBytes = 128;
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
@@ -170,7 +176,7 @@ Plan make_plan(const Problem& p, const DeviceLimits& device) {
       plan_red(p, device, plan);
       break;
     default:
-      if (why_not_tma.empty()) {
+      if (why_not_tma.empty() && p.row_bytes() > kRedMaxRowBytes) {
         plan_tma(p, device, plan);
       } else {
         plan_red(p, device, plan);

@@ -81,7 +81,7 @@ TEST(Plan, OneRowOfSixteenMillionFillsTheGpu) {
 }
 
 TEST(Plan, TinyProblemGridDoesNotExceedItsWork) {
-  const Plan plan = make_plan(contiguous(SCATTERPTX_F32, 3, 10, 4), h200());
+  const Plan plan = make_plan(contiguous(SCATTERPTX_F32, 3, 10, 64), h200());
   ASSERT_EQ(plan.path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(plan.launches[0].grid_x, 1u);  // 3 pairs, 4 warps per CTA
 }
@@ -100,7 +100,7 @@ TEST(Plan, PartialLastChunkKeepsSixteenByteGranularity) {
 
 TEST(Plan, MoreThanTwoToThe31RowsAreSplitIntoLaunches) {
   const uint64_t rows = 2 * kMaxTmaRowsPerLaunch + 5;
-  const Plan plan = make_plan(contiguous(SCATTERPTX_F32, rows, 1000, 4), h200());
+  const Plan plan = make_plan(contiguous(SCATTERPTX_F32, rows, 1000, 64), h200());
   ASSERT_EQ(plan.path, SCATTERPTX_PATH_TMA);
   ASSERT_EQ(plan.launches.size(), 3u);
   uint64_t covered = 0;
@@ -111,6 +111,17 @@ TEST(Plan, MoreThanTwoToThe31RowsAreSplitIntoLaunches) {
     covered += slice.rows;
   }
   EXPECT_EQ(covered, rows);
+}
+
+TEST(Plan, RowsOfAtMost128BytesTakeVectorRed) {
+  for (uint64_t cols : {4u, 8u, 16u, 32u}) {
+    const Plan plan = make_plan(contiguous(SCATTERPTX_F32, 4000000, 1000000, cols), h200());
+    EXPECT_EQ(plan.path, SCATTERPTX_PATH_RED) << cols;
+    EXPECT_EQ(plan.red.vector_bytes, 16u) << cols;
+  }
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 4000000, 1000000, 36), h200()).path, SCATTERPTX_PATH_TMA);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_BF16, 4000000, 1000000, 64), h200()).path, SCATTERPTX_PATH_RED);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_BF16, 4000000, 1000000, 72), h200()).path, SCATTERPTX_PATH_TMA);
 }
 
 TEST(Plan, MisalignedInputsFallBackToRed) {
