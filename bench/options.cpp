@@ -27,6 +27,8 @@ bool parse_path(const std::string& text, scatterptx_path* path) {
     *path = SCATTERPTX_PATH_TMA;
   } else if (text == "red") {
     *path = SCATTERPTX_PATH_RED;
+  } else if (text == "private") {
+    *path = SCATTERPTX_PATH_PRIVATE;
   } else {
     return false;
   }
@@ -40,6 +42,7 @@ const char* path_name(scatterptx_path path) {
     case SCATTERPTX_PATH_AUTO: return "auto";
     case SCATTERPTX_PATH_TMA: return "tma";
     case SCATTERPTX_PATH_RED: return "red";
+    case SCATTERPTX_PATH_PRIVATE: return "private";
   }
   return "?";
 }
@@ -57,7 +60,7 @@ of the timed runs, L2 flushed before every run.
   --shape K:M:T:D:DT    run this one case instead of the suite (repeatable);
                         K uniform|high_cont|sorted|few_targets|few_idx,
                         M and T counts (7.77e6, 1.72M, 500K), DT f32|f16|bf16|f64
-  --path auto|tma|red   force a kernel path (default auto: the planner's)
+  --path auto|tma|red|private  force a kernel path (default auto: the planner's)
   --chunk-bytes N       TMA schedule override: bytes of a row per stage
   --stages N            TMA schedule override: shared-memory stages per warp
   --warps N             TMA schedule override: pipelines per CTA

@@ -60,6 +60,10 @@ INDEX_TYPES = [
 TMA_PARAMS = ("CUtensorMap src_map, u64 out_ptr, u64 out_row_stride_bytes, u64 index_ptr, "
               "u64 rows, u64 row_base, u64 out_rows, u32 cols, u32 chunk_elems, "
               "u32 chunks_per_row, u32 box_elems, u32 stages, u64 error_record")
+PRIVATE_PARAMS = ("u64 out_ptr, u64 out_row_stride_bytes, u64 src_ptr, u64 src_row_stride_bytes, "
+                  "u64 index_ptr, u64 rows, u64 row_base, u32 out_rows, u32 cols, u32 slice_elems, "
+                  "u32 stages, u32 staging_offset, u32 flags_offset, u32 ring_offset, "
+                  "u32 barrier_offset, u64 error_record")
 RED_PARAMS = ("u64 out_ptr, u64 out_row_stride_bytes, u64 src_ptr, u64 src_row_stride_bytes, "
               "u64 index_ptr, u64 rows, u64 row_base, u64 out_rows, u64 cols, "
               "u64 vectors_per_row, u32 lanes_per_row_log2, u64 error_record")
@@ -89,10 +93,129 @@ def vector_regs(dtype):
     return f".reg {kind}   %w<4>;"
 
 
+# Rows per stage of the privatised path; its per-row code is unrolled, so
+# each row's target lives in registers of its own.
+ROWS_PER_STAGE = 8
+
+
+def private_index_load(index, k):
+    """Loads the raw index of row next_row0 + k when that row is in range."""
+    load = (f"@%nin{k} ld.global.nc.s64 %nraw{k}, [%addr];" if index.size == 8 else
+            f"@%nin{k} ld.global.nc.s32 %nraw32_{k}, [%addr];\n"
+            f"    cvt.s64.s32         %nraw{k}, %nraw32_{k};")
+    return (f"add.u64             %row, %next_row0, {k};\n"
+            f"    setp.lt.u64         %nin{k}, %row, %row_end;\n"
+            f"    mad.lo.u64          %addr, %row, {index.size}, %index;\n"
+            f"    {load}")
+
+
+def private_rotate(k):
+    """Next stage's row k becomes current: range check, error record, flag."""
+    return (f"setp.lt.u64         %p, %nraw{k}, %out_rows64;\n"
+            f"    and.pred            %ok{k}, %nin{k}, %p;\n"
+            f"    cvt.u32.u64         %tgt{k}, %nraw{k};\n"
+            f"    // Bad row: in range as a source row, target outside [0, out_rows).\n"
+            f"    not.pred            %p, %ok{k};\n"
+            f"    and.pred            %p, %p, %nin{k};\n"
+            f"    and.pred            %p, %p, %leader;\n"
+            f"    add.u64             %t64, %next_row0, {k};\n"
+            f"    add.u64             %t64, %t64, %row_base;\n"
+            f"    @%p red.global.min.u64 [%record], %t64;\n"
+            f"    and.pred            %p, %ok{k}, %leader;\n"
+            f"    mad.lo.u32          %s, %tgt{k}, 4, %flags;\n"
+            f"    @%p st.shared.u32   [%s], 1;")
+
+
+def private_accumulate(dtype, k):
+    """Adds row k of the stage into its target's accumulators (own columns)."""
+    if dtype.name == "f32":
+        load = "ld.shared.f32       %v, [%s];"
+    elif dtype.name == "f64":
+        load = "ld.shared.f64       %v, [%s];"
+    else:
+        load = f"ld.shared.b16       %h, [%s];\n    cvt.f32.{dtype.name}       %v, %h;"
+    acc = "f64" if dtype.name == "f64" else "f32"
+    acc_bytes = 8 if dtype.name == "f64" else 4
+    return (f"// Row {k} of the stage.\n"
+            f"    @!%ok{k} bra        ROW{k}_DONE;\n"
+            f"    mad.lo.u32          %acc_row, %tgt{k}, %acc_pitch, %smem;\n"
+            f"    mad.lo.u32          %stage_row, %row_pitch, {k}, %slot;\n"
+            f"    mov.u32             %c, %thread;\n"
+            f"ROW{k}_COLUMN:\n"
+            f"    setp.ge.u32         %p, %c, %width;\n"
+            f"    @%p bra             ROW{k}_DONE;\n"
+            f"    mad.lo.u32          %s, %c, {dtype.size}, %stage_row;\n"
+            f"    {load}\n"
+            f"    mad.lo.u32          %u, %c, {acc_bytes}, %acc_row;\n"
+            f"    ld.shared.{acc}       %a, [%u];\n"
+            f"    add.{acc}             %a, %a, %v;\n"
+            f"    st.shared.{acc}       [%u], %a;\n"
+            f"    add.u32             %c, %c, %threads;\n"
+            f"    bra.uni             ROW{k}_COLUMN;\n"
+            f"ROW{k}_DONE:")
+
+
+def private_convert(dtype):
+    """16-bit dtypes: round the f32 sums of touched targets into the staging rows."""
+    if dtype.name not in ("f16", "bf16"):
+        return "bar.sync            0;"
+    return f"""bar.sync            0;
+    mov.u32             %t32, %warp;
+CONVERT_ROW:
+    setp.ge.u32         %p, %t32, %out_rows;
+    @%p bra             CONVERT_DONE;
+    mad.lo.u32          %s, %t32, 4, %flags;
+    ld.shared.u32       %u, [%s];
+    setp.eq.u32         %p, %u, 0;
+    @%p bra             CONVERT_NEXT;
+    mad.lo.u32          %acc_row, %t32, %acc_pitch, %smem;
+    mad.lo.u32          %stage_row, %t32, %row_pitch, %staging;
+    mov.u32             %c, %lane;
+CONVERT_COLUMN:
+    setp.ge.u32         %p, %c, %width;
+    @%p bra             CONVERT_NEXT;
+    mad.lo.u32          %s, %c, 4, %acc_row;
+    ld.shared.f32       %a, [%s];
+    cvt.rn.{dtype.name}.f32      %h, %a;
+    mad.lo.u32          %s, %c, 2, %stage_row;
+    st.shared.b16       [%s], %h;
+    add.u32             %c, %c, 32;
+    bra.uni             CONVERT_COLUMN;
+CONVERT_NEXT:
+    add.u32             %t32, %t32, %warps;
+    bra.uni             CONVERT_ROW;
+CONVERT_DONE:"""
+
+
+def private_substitutions(dtype, index):
+    rows = range(ROWS_PER_STAGE)
+    sixteen_bit = dtype.name in ("f16", "bf16")
+    regs = [f".reg .pred  {', '.join(f'%nin{k}, %ok{k}' for k in rows)};",
+            f".reg .b32   {', '.join(f'%tgt{k}' for k in rows)};",
+            f".reg .b64   {', '.join(f'%nraw{k}' for k in rows)};"]
+    if index.size == 4:
+        regs.append(f".reg .b32   {', '.join(f'%nraw32_{k}' for k in rows)};")
+    return {
+        "ACC_TYPE": "f64" if dtype.name == "f64" else "f32",
+        "ACC_TYPE_REG": ".f64" if dtype.name == "f64" else ".f32",
+        "ACC_BYTES": "8" if dtype.name == "f64" else "4",
+        "DTYPE": dtype.name,
+        "ROWS_PER_STAGE": str(ROWS_PER_STAGE),
+        "ROWS_PER_STAGE_MINUS_1": str(ROWS_PER_STAGE - 1),
+        "STAGE_TARGET_REGS": "\n    ".join(regs),
+        "LOAD_NEXT_TARGETS": "\n    ".join(private_index_load(index, k) for k in rows),
+        "ROTATE_TARGETS": "\n    ".join(private_rotate(k) for k in rows),
+        "ACCUMULATE_ROWS": "\n    ".join(private_accumulate(dtype, k) for k in rows),
+        "CONVERT_TO_STAGING": private_convert(dtype),
+        "FLUSH_PITCH": "%row_pitch" if sixteen_bit else "%acc_pitch",
+        "FLUSH_BASE": "%staging" if sixteen_bit else "%smem",
+    }
+
+
 @dataclass(frozen=True)
 class Variant:
     name: str
-    family: str          # row_tma_reduce | row_red
+    family: str          # row_tma_reduce | row_red | row_private
     dtype: Dtype
     index: IndexType
     vector_bytes: int    # row_red: bytes per lane access; row_tma_reduce: 16
@@ -115,6 +238,10 @@ def variants():
             name = f"row_tma_reduce_{dtype.name}_{index.name}"
             out.append(Variant(name, "row_tma_reduce", dtype, index, 16, "row_tma_reduce.ptx.in",
                                dict(common, ENTRY=name, REDUCE_TYPE=dtype.reduce), TMA_PARAMS))
+            name = f"row_private_{dtype.name}_{index.name}"
+            out.append(Variant(name, "row_private", dtype, index, 16, "row_private.ptx.in",
+                               dict(common, **private_substitutions(dtype, index), ENTRY=name,
+                                    REDUCE_TYPE=dtype.reduce), PRIVATE_PARAMS))
             for vector_bytes in (dtype.size, 16):
                 shape = "scalar" if vector_bytes == dtype.size else "vec16"
                 name = f"row_red_{shape}_{dtype.name}_{index.name}"
@@ -158,7 +285,8 @@ def write_if_changed(path, text):
 
 
 def manifest(all_variants):
-    family = {"row_tma_reduce": "KernelFamily::row_tma_reduce", "row_red": "KernelFamily::row_red"}
+    family = {"row_tma_reduce": "KernelFamily::row_tma_reduce", "row_red": "KernelFamily::row_red",
+              "row_private": "KernelFamily::row_private"}
     rows = []
     for v in all_variants:
         rows.append(
@@ -171,7 +299,7 @@ def manifest(all_variants):
         "#include <cstddef>\n\n"
         '#include "scatterptx/scatterptx.h"\n\n'
         "namespace scatterptx::detail {\n\n"
-        "enum class KernelFamily { row_tma_reduce, row_red };\n\n"
+        "enum class KernelFamily { row_tma_reduce, row_red, row_private };\n\n"
         "struct KernelVariant {\n"
         "  const char* name;\n"
         "  KernelFamily family;\n"

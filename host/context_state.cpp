@@ -73,7 +73,7 @@ std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext conte
     CUmodule module = load_variant(api, i);
     check_driver(api, "cuModuleGetFunction",
                  api.cuModuleGetFunction(&state->functions[i], module, kKernelVariants[i].entry));
-    if (kKernelVariants[i].family == KernelFamily::row_tma_reduce) {
+    if (kKernelVariants[i].family != KernelFamily::row_red) {
       // Above 48 KB a CTA's dynamic shared memory needs this opt-in.
       check_driver(api, "cuFuncSetAttribute",
                    api.cuFuncSetAttribute(state->functions[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

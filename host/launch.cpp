@@ -65,6 +65,33 @@ void launch_red(const DriverApi& api, CUfunction function, const Problem& p, con
   }
 }
 
+void launch_private(const DriverApi& api, CUfunction function, const Problem& p, const Plan& plan,
+                    CUdeviceptr error_record, CUstream stream) {
+  const PrivateSchedule& s = plan.priv;
+  for (const LaunchSlice& slice : plan.launches) {
+    uint64_t out_ptr = p.out_address;
+    uint64_t out_stride = p.out_row_stride_bytes;
+    uint64_t src_ptr = p.src_address + slice.row_begin * p.src_row_stride_bytes;
+    uint64_t src_stride = p.src_row_stride_bytes;
+    uint64_t index_ptr = p.index_address + slice.row_begin * p.index_bytes;
+    uint64_t rows = slice.rows;
+    uint64_t row_base = slice.row_begin;
+    uint32_t out_rows = static_cast<uint32_t>(p.out_rows);
+    uint32_t cols = static_cast<uint32_t>(p.cols);
+    uint32_t slice_elems = s.slice_elems;
+    uint32_t stages = s.stages;
+    uint32_t staging_offset = s.staging_offset;
+    uint32_t flags_offset = s.flags_offset;
+    uint32_t ring_offset = s.ring_offset;
+    uint32_t barrier_offset = s.barrier_offset;
+    uint64_t record = error_record;
+    void* params[] = {&out_ptr,     &out_stride, &src_ptr,        &src_stride,    &index_ptr,   &rows,
+                      &row_base,    &out_rows,   &cols,           &slice_elems,   &stages,      &staging_offset,
+                      &flags_offset, &ring_offset, &barrier_offset, &record};
+    launch(api, function, slice, plan.threads_per_cta, s.shared_bytes, stream, params);
+  }
+}
+
 }  // namespace
 
 void launch_plan(const DriverApi& api, const ContextState& state, const Problem& problem, const Plan& plan,
@@ -72,6 +99,8 @@ void launch_plan(const DriverApi& api, const ContextState& state, const Problem&
   const CUfunction function = state.functions[plan.variant];
   if (plan.path == SCATTERPTX_PATH_TMA) {
     launch_tma(api, function, problem, plan, index_error_slot, stream);
+  } else if (plan.path == SCATTERPTX_PATH_PRIVATE) {
+    launch_private(api, function, problem, plan, index_error_slot, stream);
   } else {
     launch_red(api, function, problem, plan, index_error_slot, stream);
   }

@@ -24,10 +24,20 @@ constexpr uint32_t kSmemStageAlign = 128;
 // on the TMA path against 0.06..0.44 ms on the red path
 // (bench/results/2026-12-02-h200-core.md).
 constexpr uint64_t kRedMaxRowBytes = 128;
+// The privatised path: stages of 8 rows in flight per CTA, and AUTO takes it
+// only when each target gets many rows, so that the per-CTA flush of
+// out_rows sums is small against reading src.
+constexpr uint32_t kPrivateStages = 6;
+constexpr uint64_t kPrivateMinRowsPerTarget = 32;
+constexpr uint32_t kPrivateMinSliceElems = 64;
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
 uint32_t pick(uint32_t requested, uint32_t fallback) { return requested != 0 ? requested : fallback; }
+
+uint64_t align_up(uint64_t value, uint64_t alignment) { return ceil_div(value, alignment) * alignment; }
+
+uint32_t saturate(uint64_t value) { return static_cast<uint32_t>(std::min<uint64_t>(value, UINT32_MAX)); }
 
 const char* dtype_name(scatterptx_dtype dtype) {
   switch (dtype) {
@@ -88,6 +98,50 @@ void plan_tma(const Problem& p, const DeviceLimits& device, Plan& plan) {
   }
 }
 
+// The widest slice whose accumulators, staging and stage ring fit in one
+// CTA's shared memory: all columns when they fit, else a multiple of 8.
+bool fit_private(const Problem& p, const DeviceLimits& device, PrivateSchedule* out) {
+  const uint32_t stages = pick(p.schedule.stages, kPrivateStages);
+  const uint32_t limit = device.max_shared_per_block;
+  PrivateSchedule s = private_schedule(p, static_cast<uint32_t>(std::min<uint64_t>(p.cols, UINT32_MAX)), stages);
+  if (s.shared_bytes > limit) {
+    const uint64_t fixed = private_schedule(p, 0, stages).shared_bytes + 3 * kSmemStageAlign;
+    const uint64_t per_column = private_schedule(p, 1, stages).shared_bytes - private_schedule(p, 0, stages).shared_bytes;
+    uint64_t width = limit > fixed ? (limit - fixed) / std::max<uint64_t>(per_column, 1) / 8 * 8 : 0;
+    s = private_schedule(p, static_cast<uint32_t>(width), stages);
+    while (width >= 8 && s.shared_bytes > limit) {
+      width -= 8;
+      s = private_schedule(p, static_cast<uint32_t>(width), stages);
+    }
+  }
+  const uint64_t slices = s.slice_elems == 0 ? 0 : ceil_div(p.cols, s.slice_elems);
+  if (s.slice_elems < std::min<uint64_t>(p.cols, kPrivateMinSliceElems) || s.shared_bytes > limit ||
+      slices > device.max_grid_y) {
+    return false;
+  }
+  s.slices = static_cast<uint32_t>(slices);
+  const uint32_t fit_shared = device.max_shared_per_sm / (s.shared_bytes + kSharedReservedPerCta);
+  const uint32_t fit_threads = device.max_threads_per_sm / kPrivateThreadsPerCta;
+  s.ctas_per_sm = std::max<uint32_t>(1, std::min({fit_shared, fit_threads, device.max_ctas_per_sm}));
+  *out = s;
+  return true;
+}
+
+void plan_private(const Problem& p, const DeviceLimits& device, const PrivateSchedule& s, Plan& plan) {
+  plan.path = SCATTERPTX_PATH_PRIVATE;
+  plan.variant = find_variant(KernelFamily::row_private, p.dtype, p.index_type, 16);
+  plan.priv = s;
+  plan.threads_per_cta = kPrivateThreadsPerCta;
+  LaunchSlice slice;
+  slice.rows = p.src_rows;
+  const uint64_t resident = uint64_t{device.sm_count} * s.ctas_per_sm;
+  slice.grid_x = std::max<uint64_t>(
+      1, std::min({std::max<uint64_t>(1, resident / s.slices), ceil_div(p.src_rows, kPrivateRowsPerStage),
+                   device.max_grid_x}));
+  slice.grid_y = s.slices;
+  plan.launches.push_back(slice);
+}
+
 bool red_vectors_fit(const Problem& p) {
   return p.row_bytes() >= 16 && p.out_address % 16 == 0 && p.src_address % 16 == 0 &&
          p.out_row_stride_bytes % 16 == 0 && p.src_row_stride_bytes % 16 == 0;
@@ -122,6 +176,36 @@ void plan_red(const Problem& p, const DeviceLimits& device, Plan& plan) {
 
 }  // namespace
 
+PrivateSchedule private_schedule(const Problem& p, uint32_t slice_elems, uint32_t stages) {
+  const uint64_t targets = p.out_rows;
+  const uint64_t acc_bytes = p.dtype == SCATTERPTX_F64 ? 8 : 4;
+  const uint64_t staging_bytes = p.elem_bytes == 2 ? targets * slice_elems * 2 : 0;
+  PrivateSchedule s;
+  s.slice_elems = slice_elems;
+  s.stages = stages;
+  const uint64_t staging_offset = align_up(targets * slice_elems * acc_bytes, kSmemStageAlign);
+  const uint64_t flags_offset = staging_offset + staging_bytes;
+  const uint64_t ring_offset = align_up(flags_offset + 4 * targets, kSmemStageAlign);
+  const uint64_t barrier_offset =
+      ring_offset + uint64_t{stages} * kPrivateRowsPerStage * slice_elems * p.elem_bytes;  // multiple of 16
+  s.staging_offset = saturate(staging_offset);
+  s.flags_offset = saturate(flags_offset);
+  s.ring_offset = saturate(ring_offset);
+  s.barrier_offset = saturate(barrier_offset);
+  s.shared_bytes = saturate(barrier_offset + 8 * uint64_t{stages});
+  return s;
+}
+
+std::string private_layout_ineligibility(const Problem& p) {
+  const std::string layout = tma_layout_ineligibility(p);
+  if (!layout.empty()) return layout;
+  if (p.out_rows > kPrivateMaxTargets) {
+    return "out_rows = " + std::to_string(p.out_rows) + " is above " + std::to_string(kPrivateMaxTargets) +
+           " targets";
+  }
+  return "";
+}
+
 uint32_t tma_shared_bytes(uint32_t stage_bytes, uint32_t stages, uint32_t warps_per_cta) {
   const uint64_t bytes = uint64_t{warps_per_cta} * stages * (uint64_t{stage_bytes} + 8);
   return static_cast<uint32_t>(std::min<uint64_t>(bytes, UINT32_MAX));
@@ -132,7 +216,7 @@ std::size_t find_variant(KernelFamily family, scatterptx_dtype dtype, scatterptx
   for (std::size_t i = 0; i < kKernelVariantCount; ++i) {
     const KernelVariant& v = kKernelVariants[i];
     if (v.family == family && v.dtype == dtype && v.index_type == index_type &&
-        (family == KernelFamily::row_tma_reduce || v.vector_bytes == vector_bytes)) {
+        (family != KernelFamily::row_red || v.vector_bytes == vector_bytes)) {
       return i;
     }
   }
@@ -167,7 +251,20 @@ Plan make_plan(const Problem& p, const DeviceLimits& device) {
   Plan plan;
   if (p.is_empty()) return plan;
   const std::string why_not_tma = tma_ineligibility(p, device);
+  PrivateSchedule private_fit;
+  const bool private_fits = private_layout_ineligibility(p).empty() && fit_private(p, device, &private_fit);
   switch (p.path) {
+    case SCATTERPTX_PATH_PRIVATE:
+      if (!private_layout_ineligibility(p).empty()) {
+        invalid_argument("path = SCATTERPTX_PATH_PRIVATE cannot take this input: " + private_layout_ineligibility(p));
+      }
+      if (!private_fits) {
+        invalid_argument("path = SCATTERPTX_PATH_PRIVATE: " + std::to_string(p.out_rows) +
+                         " accumulator rows of at least " + std::to_string(kPrivateMinSliceElems) +
+                         " columns do not fit in shared memory");
+      }
+      plan_private(p, device, private_fit, plan);
+      break;
     case SCATTERPTX_PATH_TMA:
       if (!why_not_tma.empty()) invalid_argument("path = SCATTERPTX_PATH_TMA cannot take this input: " + why_not_tma);
       plan_tma(p, device, plan);
@@ -176,7 +273,9 @@ Plan make_plan(const Problem& p, const DeviceLimits& device) {
       plan_red(p, device, plan);
       break;
     default:
-      if (why_not_tma.empty() && p.row_bytes() > kRedMaxRowBytes) {
+      if (private_fits && p.row_bytes() > kRedMaxRowBytes && p.src_rows >= kPrivateMinRowsPerTarget * p.out_rows) {
+        plan_private(p, device, private_fit, plan);
+      } else if (why_not_tma.empty() && p.row_bytes() > kRedMaxRowBytes) {
         plan_tma(p, device, plan);
       } else {
         plan_red(p, device, plan);
@@ -188,8 +287,12 @@ Plan make_plan(const Problem& p, const DeviceLimits& device) {
 std::string Plan::describe() const {
   std::ostringstream out;
   if (launches.empty()) return "path=none (empty problem)";
-  out << "path=" << (path == SCATTERPTX_PATH_TMA ? "tma" : "red") << " variant=" << kKernelVariants[variant].name;
-  if (path == SCATTERPTX_PATH_TMA) {
+  const char* name = path == SCATTERPTX_PATH_TMA ? "tma" : path == SCATTERPTX_PATH_PRIVATE ? "private" : "red";
+  out << "path=" << name << " variant=" << kKernelVariants[variant].name;
+  if (path == SCATTERPTX_PATH_PRIVATE) {
+    out << " slice_elems=" << priv.slice_elems << " slices=" << priv.slices << " stages=" << priv.stages
+        << " ctas_per_sm=" << priv.ctas_per_sm << " shared_bytes=" << priv.shared_bytes;
+  } else if (path == SCATTERPTX_PATH_TMA) {
     out << " box_elems=" << tma.box_elems << " chunk_elems=" << tma.chunk_elems
         << " chunks_per_row=" << tma.chunks_per_row << " stages=" << tma.stages
         << " warps_per_cta=" << tma.warps_per_cta << " ctas_per_sm=" << tma.ctas_per_sm

@@ -29,6 +29,9 @@ constexpr uint64_t kMaxTmaCols = (uint64_t{1} << 31) - 1;
 constexpr uint32_t kMaxBoxElems = 256;          // tensor-map boxDim limit
 constexpr uint64_t kMaxTensorMapStride = uint64_t{1} << 40;
 constexpr uint32_t kRedThreadsPerCta = 256;
+constexpr uint32_t kPrivateThreadsPerCta = 256;
+constexpr uint32_t kPrivateRowsPerStage = 8;  // ROWS_PER_STAGE in gen/generate_kernels.py
+constexpr uint64_t kPrivateMaxTargets = 4096;
 
 struct TmaSchedule {
   uint32_t box_elems = 0;       // one tensor-map box along the row
@@ -48,6 +51,18 @@ struct RedSchedule {
   uint32_t grid_y = 1;               // CTAs across one row's vectors
 };
 
+struct PrivateSchedule {
+  uint32_t slice_elems = 0;     // columns per slice (W)
+  uint32_t slices = 0;
+  uint32_t stages = 0;
+  uint32_t staging_offset = 0;  // shared-memory layout, ptx/row_private.ptx.in
+  uint32_t flags_offset = 0;
+  uint32_t ring_offset = 0;
+  uint32_t barrier_offset = 0;
+  uint32_t shared_bytes = 0;
+  uint32_t ctas_per_sm = 0;
+};
+
 // One kernel launch over source rows [row_begin, row_begin + rows).
 struct LaunchSlice {
   uint64_t row_begin = 0;
@@ -57,11 +72,12 @@ struct LaunchSlice {
 };
 
 struct Plan {
-  scatterptx_path path = SCATTERPTX_PATH_AUTO;  // TMA or RED once planned
+  scatterptx_path path = SCATTERPTX_PATH_AUTO;  // TMA, RED or PRIVATE once planned
   std::size_t variant = 0;                      // index into kKernelVariants
   uint32_t threads_per_cta = 0;
   TmaSchedule tma;
   RedSchedule red;
+  PrivateSchedule priv;
   std::vector<LaunchSlice> launches;            // empty for an empty problem
 
   std::string describe() const;
@@ -70,6 +86,15 @@ struct Plan {
 // Why the TMA path cannot take this problem's layout (alignment, row bytes,
 // sizes), or "" when it can; needs no device.
 std::string tma_layout_ineligibility(const Problem& problem);
+
+// Why the privatised path cannot take this problem (TMA layout rules, too
+// many targets), or "" when it may; whether its accumulators fit is a
+// question for make_plan.
+std::string private_layout_ineligibility(const Problem& problem);
+
+// The privatised path's schedule for slice width `slice_elems`, or one with
+// shared_bytes above the device limit when it does not fit.
+PrivateSchedule private_schedule(const Problem& problem, uint32_t slice_elems, uint32_t stages);
 
 // The same, on a given device.
 std::string tma_ineligibility(const Problem& problem, const DeviceLimits& device);

@@ -63,7 +63,8 @@ Problem validate_arguments(const scatterptx_scatter_add_args* args) {
     default: invalid_argument("index_check = " + str(a.index_check) + " is not a scatterptx_index_check");
   }
   switch (a.path) {
-    case SCATTERPTX_PATH_AUTO: case SCATTERPTX_PATH_TMA: case SCATTERPTX_PATH_RED: break;
+    case SCATTERPTX_PATH_AUTO: case SCATTERPTX_PATH_TMA: case SCATTERPTX_PATH_RED: case SCATTERPTX_PATH_PRIVATE:
+      break;
     default: invalid_argument("path = " + str(a.path) + " is not a scatterptx_path");
   }
   if (a.out_rows < 0) invalid_argument("out_rows = " + str(a.out_rows) + " is negative");
@@ -133,9 +134,14 @@ Problem validate_arguments(const scatterptx_scatter_add_args* args) {
   if (ranges_overlap(p.out_address, out_bytes, p.index_address, index_bytes)) {
     invalid_argument("out and index overlap in memory");
   }
-  if (p.path == SCATTERPTX_PATH_TMA) {
-    const std::string why_not = tma_layout_ineligibility(p);
-    if (!why_not.empty()) invalid_argument("path = SCATTERPTX_PATH_TMA cannot take this input: " + why_not);
+  if (p.path == SCATTERPTX_PATH_TMA || p.path == SCATTERPTX_PATH_PRIVATE) {
+    const std::string why_not = p.path == SCATTERPTX_PATH_TMA ? tma_layout_ineligibility(p)
+                                                              : private_layout_ineligibility(p);
+    if (!why_not.empty()) {
+      invalid_argument(std::string("path = ") +
+                       (p.path == SCATTERPTX_PATH_TMA ? "SCATTERPTX_PATH_TMA" : "SCATTERPTX_PATH_PRIVATE") +
+                       " cannot take this input: " + why_not);
+    }
   }
   return p;
 }

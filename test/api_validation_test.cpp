@@ -83,7 +83,7 @@ std::vector<InvalidCase> invalid_cases() {
        "index_type"},
       {"UnknownIndexCheck", [](Args& a, Schedule&) { set_raw_enum(a.index_check, 7); },
        "index_check"},
-      {"UnknownPath", [](Args& a, Schedule&) { set_raw_enum(a.path, 3); }, "path"},
+      {"UnknownPath", [](Args& a, Schedule&) { set_raw_enum(a.path, 9); }, "path"},
       {"NegativePath", [](Args& a, Schedule&) { set_raw_enum(a.path, -5); }, "path"},
       {"NoOutRowsForSourceRows", [](Args& a, Schedule&) { a.out_rows = 0; }, "out_rows"},
       {"OutNotElementAligned", [](Args& a, Schedule&) { a.out = fake_pointer(0x10002); }, "out"},

@@ -184,7 +184,7 @@ INSTANTIATE_TEST_SUITE_P(
     Sm90, IndexErrorTest,
     ::testing::Combine(::testing::Values(SCATTERPTX_INDEX_INT32, SCATTERPTX_INDEX_INT64),
                        ::testing::Values(SCATTERPTX_PATH_AUTO, SCATTERPTX_PATH_TMA,
-                                         SCATTERPTX_PATH_RED),
+                                         SCATTERPTX_PATH_RED, SCATTERPTX_PATH_PRIVATE),
                        ::testing::Values(SCATTERPTX_INDEX_RECORD, SCATTERPTX_INDEX_CHECKED)),
     param_name);
 

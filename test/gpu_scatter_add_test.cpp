@@ -108,7 +108,9 @@ TEST_P(ScatterAddTest, EveryRowToOneTarget) {
     DeviceScatter device(s, host);
     const scatterptx_scatter_add_args args = device.args(path(), SCATTERPTX_INDEX_RECORD);
     const scatterptx_status status = scatterptx_scatter_add(&args, nullptr);
-    if (path() == SCATTERPTX_PATH_TMA && !device.tma_eligible()) {
+    const DeviceScatter::Refusal refusal = device.refusal(path());
+    if (refusal == DeviceScatter::Refusal::kMust ||
+        (refusal == DeviceScatter::Refusal::kMay && status == SCATTERPTX_ERROR_INVALID_ARGUMENT)) {
       EXPECT_EQ(status, SCATTERPTX_ERROR_INVALID_ARGUMENT);
       continue;
     }
@@ -144,7 +146,7 @@ INSTANTIATE_TEST_SUITE_P(
                                          SCATTERPTX_F64),
                        ::testing::Values(SCATTERPTX_INDEX_INT32, SCATTERPTX_INDEX_INT64),
                        ::testing::Values(SCATTERPTX_PATH_AUTO, SCATTERPTX_PATH_TMA,
-                                         SCATTERPTX_PATH_RED)),
+                                         SCATTERPTX_PATH_RED, SCATTERPTX_PATH_PRIVATE)),
     param_name);
 
 // The planner's text names the path it will run.
@@ -176,6 +178,42 @@ TEST(ScatterAddPlan, DescribesForcedAndFallbackPaths) {
   // Describing launches nothing: out is still the poison.
   EXPECT_TRUE(odd_device.download_out().bytes == odd_host.out0.bytes);
 }
+
+}  // namespace
+}  // namespace scatterptx_test
+
+namespace scatterptx_test {
+namespace {
+
+// Few targets, many rows each: the privatised path's home ground, with
+// duplicates of every target spread over many CTAs and, at 4096 columns,
+// over several column slices.
+class FewTargetsTest : public ::testing::TestWithParam<std::tuple<scatterptx_dtype, scatterptx_path>> {};
+
+TEST_P(FewTargetsTest, ManyRowsPerTarget) {
+  SCATTERPTX_REQUIRE_GPU();
+  const auto [dtype, path] = GetParam();
+  for (int64_t cols : {64, 264, 4096}) {
+    for (int64_t targets : {1, 100, 1000}) {
+      ScatterShape s;
+      s.dtype = dtype;
+      s.index_type = SCATTERPTX_INDEX_INT64;
+      s.out_rows = targets;
+      s.src_rows = 40000 + 7;  // not a multiple of the 8-row stage
+      s.cols = cols;
+      run_and_check(s, path, fresh_seed());
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sm90, FewTargetsTest,
+                         ::testing::Combine(::testing::Values(SCATTERPTX_F32, SCATTERPTX_F16, SCATTERPTX_BF16,
+                                                              SCATTERPTX_F64),
+                                            ::testing::Values(SCATTERPTX_PATH_AUTO, SCATTERPTX_PATH_PRIVATE)),
+                         [](const ::testing::TestParamInfo<std::tuple<scatterptx_dtype, scatterptx_path>>& info) {
+                           return std::string(dtype_name(std::get<0>(info.param))) +
+                                  path_name(std::get<1>(info.param));
+                         });
 
 }  // namespace
 }  // namespace scatterptx_test

@@ -25,6 +25,7 @@ TEST(KernelManifest, HasEveryDtypeIndexAndPathVariant) {
       EXPECT_TRUE(names.count("row_tma_reduce_" + suffix)) << suffix;
       EXPECT_TRUE(names.count("row_red_scalar_" + suffix)) << suffix;
       EXPECT_TRUE(names.count("row_red_vec16_" + suffix)) << suffix;
+      EXPECT_TRUE(names.count("row_private_" + suffix)) << suffix;
     }
   }
 }
@@ -44,6 +45,9 @@ TEST(KernelManifest, EveryVariantIsAssembledForSm90WithItsPtx) {
     EXPECT_EQ(variant.min_sm, 90);
     if (variant.family == KernelFamily::row_tma_reduce) {
       EXPECT_NE(ptx.find("cp.async.bulk.tensor.2d"), std::string::npos);
+      EXPECT_NE(ptx.find("cp.reduce.async.bulk.global.shared::cta.bulk_group.add"), std::string::npos);
+    } else if (variant.family == KernelFamily::row_private) {
+      EXPECT_NE(ptx.find("cp.async.bulk.shared::cluster.global.mbarrier"), std::string::npos);
       EXPECT_NE(ptx.find("cp.reduce.async.bulk.global.shared::cta.bulk_group.add"), std::string::npos);
     } else {
       EXPECT_NE(ptx.find("red.global.add"), std::string::npos);

@@ -215,3 +215,58 @@ TEST(Plan, EmptyProblemPlansNoLaunch) {
 }
 
 }  // namespace
+
+namespace {
+
+using scatterptx::detail::kPrivateMaxTargets;
+using scatterptx::detail::private_schedule;
+
+TEST(PlanPrivate, FewTargetsWithManyRowsEachArePrivatised) {
+  const Plan plan = make_plan(contiguous(SCATTERPTX_F32, 4000000, 100, 256), h200());
+  ASSERT_EQ(plan.path, SCATTERPTX_PATH_PRIVATE);
+  EXPECT_STREQ(kKernelVariants[plan.variant].name, "row_private_f32_i64");
+  EXPECT_EQ(plan.priv.slice_elems, 256u);
+  EXPECT_EQ(plan.priv.slices, 1u);
+  EXPECT_LE(plan.priv.shared_bytes, h200().max_shared_per_block);
+  EXPECT_EQ(plan.launches[0].grid_y, 1u);
+  EXPECT_EQ(plan.launches[0].grid_x, 132u * plan.priv.ctas_per_sm);
+}
+
+TEST(PlanPrivate, WideRowsAreSlicedToFit) {
+  Problem p = contiguous(SCATTERPTX_BF16, 4000000, 300, 4096);
+  p.path = SCATTERPTX_PATH_PRIVATE;
+  const Plan plan = make_plan(p, h200());
+  ASSERT_EQ(plan.path, SCATTERPTX_PATH_PRIVATE);
+  EXPECT_LT(plan.priv.slice_elems, 4096u);
+  EXPECT_GE(plan.priv.slice_elems, 64u);
+  EXPECT_EQ(plan.priv.slice_elems % 8, 0u);
+  EXPECT_EQ(plan.priv.slices, (4096 + plan.priv.slice_elems - 1) / plan.priv.slice_elems);
+  EXPECT_LE(plan.priv.shared_bytes, h200().max_shared_per_block);
+  EXPECT_EQ(plan.launches[0].grid_y, plan.priv.slices);
+}
+
+TEST(PlanPrivate, LayoutKeepsEveryRegionAlignedAndApart) {
+  Problem p = contiguous(SCATTERPTX_BF16, 100000, 100, 264);
+  const auto s = private_schedule(p, 264, 6);
+  EXPECT_EQ(s.staging_offset, 105600u);  // 100 x 264 f32 accumulators, a multiple of 128
+  EXPECT_EQ(s.flags_offset, s.staging_offset + 100u * 264 * 2);
+  EXPECT_EQ(s.ring_offset % 128, 0u);
+  EXPECT_GE(s.ring_offset, s.flags_offset + 400);
+  EXPECT_EQ(s.barrier_offset, s.ring_offset + 6u * 8 * 264 * 2);
+  EXPECT_EQ(s.shared_bytes, s.barrier_offset + 48);
+  EXPECT_EQ((264u * 4) % 16, 0u) << "accumulator rows feed bulk reduces: 16-byte pitch";
+}
+
+TEST(PlanPrivate, ManyTargetsOrFewRowsPerTargetStayOnTheStreamingPaths) {
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 4000000, kPrivateMaxTargets + 1, 256), h200()).path,
+            SCATTERPTX_PATH_TMA);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 3000, 100, 256), h200()).path, SCATTERPTX_PATH_TMA);
+  Problem forced = contiguous(SCATTERPTX_F32, 4000000, kPrivateMaxTargets + 1, 256);
+  forced.path = SCATTERPTX_PATH_PRIVATE;
+  EXPECT_EQ(status_of(forced, h200()), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  Problem unaligned = contiguous(SCATTERPTX_F32, 4000000, 100, 255);
+  unaligned.path = SCATTERPTX_PATH_PRIVATE;
+  EXPECT_EQ(status_of(unaligned, h200()), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+}
+
+}  // namespace

@@ -106,6 +106,7 @@ const char* path_name(scatterptx_path path) {
     case SCATTERPTX_PATH_AUTO: return "Auto";
     case SCATTERPTX_PATH_TMA: return "Tma";
     case SCATTERPTX_PATH_RED: return "Red";
+    case SCATTERPTX_PATH_PRIVATE: return "Private";
   }
   return "UnknownPath";
 }

@@ -82,6 +82,22 @@ bool DeviceScatter::tma_eligible() const {
          aligned16(src_storage_.address(shape_.src_offset_bytes));
 }
 
+DeviceScatter::Refusal DeviceScatter::refusal(scatterptx_path path) const {
+  if (shape_.src_rows == 0 || shape_.cols == 0) return Refusal::kNever;
+  if (path == SCATTERPTX_PATH_TMA) return tma_eligible() ? Refusal::kNever : Refusal::kMust;
+  if (path != SCATTERPTX_PATH_PRIVATE) return Refusal::kNever;
+  if (!tma_eligible() || shape_.out_rows > 4096) return Refusal::kMust;
+  // Accumulators of the narrowest slice the path accepts (64 columns, or the
+  // whole row), plus the bf16/f16 staging copy and six stages of eight rows.
+  const uint64_t element = element_bytes(shape_.dtype);
+  const uint64_t accumulator = shape_.dtype == SCATTERPTX_F64 ? 8 : 4;
+  const uint64_t staging = element == 2 ? 2 : 0;
+  const uint64_t width = std::min<uint64_t>(static_cast<uint64_t>(shape_.cols), 64);
+  const uint64_t bytes = static_cast<uint64_t>(shape_.out_rows) * (width * (accumulator + staging) + 4) +
+                         48 * width * element + 1024;
+  return bytes < 200 * 1024 ? Refusal::kNever : Refusal::kMay;
+}
+
 HostMatrix DeviceScatter::download_out() const {
   HostMatrix got(shape_.dtype, shape_.out_rows, shape_.cols, shape_.out_stride(), 0);
   download(got.bytes.data(), out_storage_.address(guard_bytes_), got.bytes.size());
@@ -136,10 +152,11 @@ void run_and_check(const ScatterShape& shape, scatterptx_path path, uint64_t see
   const scatterptx_scatter_add_args args = device.args(path, SCATTERPTX_INDEX_RECORD);
   const scatterptx_status status = scatterptx_scatter_add(&args, nullptr);
 
-  if (path == SCATTERPTX_PATH_TMA && !device.tma_eligible() && shape.src_rows > 0 &&
-      shape.cols > 0) {
+  const DeviceScatter::Refusal refusal = device.refusal(path);
+  if (refusal == DeviceScatter::Refusal::kMust ||
+      (refusal == DeviceScatter::Refusal::kMay && status == SCATTERPTX_ERROR_INVALID_ARGUMENT)) {
     EXPECT_EQ(status, SCATTERPTX_ERROR_INVALID_ARGUMENT)
-        << "a forced TMA path on ineligible input must be rejected";
+        << "a forced path on ineligible input must be rejected";
     EXPECT_STRNE(scatterptx_last_error_message(), "");
     EXPECT_TRUE(device.download_out().bytes == host.out0.bytes)
         << "a rejected call wrote to out";
@@ -161,6 +178,8 @@ void run_and_check(const ScatterShape& shape, scatterptx_path path, uint64_t see
       EXPECT_NE(plan.find("path=red"), std::string::npos) << plan;
     } else if (path == SCATTERPTX_PATH_TMA) {
       EXPECT_NE(plan.find("path=tma"), std::string::npos) << plan;
+    } else if (path == SCATTERPTX_PATH_PRIVATE) {
+      EXPECT_NE(plan.find("path=private"), std::string::npos) << plan;
     }
   }
 }

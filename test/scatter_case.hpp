@@ -52,6 +52,10 @@ class DeviceScatter {
   scatterptx_scatter_add_args args(scatterptx_path path, scatterptx_index_check check) const;
   // Whether a forced PATH_TMA is allowed: 16-byte rows, strides and pointers.
   bool tma_eligible() const;
+  // Whether a forced path must refuse this input, or may (the privatised
+  // path refuses when its accumulators do not fit in shared memory).
+  enum class Refusal { kNever, kMay, kMust };
+  Refusal refusal(scatterptx_path path) const;
   HostMatrix download_out() const;
   // "" when every guard byte is intact, else where the first damage is.
   std::string guard_damage() const;

@@ -65,7 +65,10 @@ typedef enum scatterptx_index_check {
 typedef enum scatterptx_path {
   SCATTERPTX_PATH_AUTO = 0,
   SCATTERPTX_PATH_TMA = 1, /* tensor-map loads + cp.reduce.async.bulk; 16-byte rows */
-  SCATTERPTX_PATH_RED = 2  /* red.global.add, any alignment */
+  SCATTERPTX_PATH_RED = 2, /* red.global.add, any alignment */
+  /* Few targets: per-CTA sums in shared memory, one bulk reduce per target;
+   * the TMA path's layout rules and out_rows <= 4096 */
+  SCATTERPTX_PATH_PRIVATE = 3
 } scatterptx_path;
 
 /* Optional schedule override for the TMA path, for tuning sweeps. A zero
