@@ -74,18 +74,27 @@ def scalar_add(dtype):
             f"    {dtype.scalar_red} [%out_addr], %x;")
 
 
-def vector_add(dtype):
-    """16 bytes per lane: one 16-byte load and the widest red the ISA has."""
+def vector_add(dtype, vector_bytes):
+    """One vector_bytes load per lane and the widest red the ISA has for it."""
+    words = vector_bytes // 4
+    regs = "{" + ", ".join(f"%w{i}" for i in range(words)) + "}" if words > 1 else "%w0"
+    vec = f".v{words}" if words > 1 else ""
     if dtype.name == "f32":
-        return ("ld.global.nc.v4.f32 {%w0, %w1, %w2, %w3}, [%src_addr];\n"
-                "    red.global.add.v4.f32 [%out_addr], {%w0, %w1, %w2, %w3};")
+        return (f"ld.global.nc{vec}.f32 {regs}, [%src_addr];\n"
+                f"    red.global.add{vec}.f32 [%out_addr], {regs};")
     if dtype.name in ("f16", "bf16"):
-        return ("ld.global.nc.v4.b32 {%w0, %w1, %w2, %w3}, [%src_addr];\n"
-                f"    red.global.add.noftz.v4.{dtype.name}x2 [%out_addr], {{%w0, %w1, %w2, %w3}};")
+        # Packed pairs: .f16x2 / .bf16x2, in vectors of up to four pairs.
+        return (f"ld.global.nc{vec}.b32 {regs}, [%src_addr];\n"
+                f"    red.global.add.noftz{vec}.{dtype.name}x2 [%out_addr], {regs};")
     # No vector red exists for f64: two scalar reds behind one 16-byte load.
     return ("ld.global.nc.v2.f64 {%w0, %w1}, [%src_addr];\n"
             "    red.global.add.f64  [%out_addr], %w0;\n"
             "    red.global.add.f64  [%out_addr+8], %w1;")
+
+
+# Access widths of the red path per dtype: its element, then the vectors the
+# red instruction has (f64 has none: its 16-byte form is two scalar reds).
+RED_VECTOR_BYTES = {"f32": (4, 8, 16), "f16": (2, 4, 8, 16), "bf16": (2, 4, 8, 16), "f64": (8, 16)}
 
 
 def vector_regs(dtype):
@@ -202,6 +211,7 @@ def private_substitutions(dtype, index):
         "DTYPE": dtype.name,
         "ROWS_PER_STAGE": str(ROWS_PER_STAGE),
         "ROWS_PER_STAGE_MINUS_1": str(ROWS_PER_STAGE - 1),
+        "LAST_INDEX_OFFSET": str((ROWS_PER_STAGE - 1) * index.size),
         "STAGE_TARGET_REGS": "\n    ".join(regs),
         "LOAD_NEXT_TARGETS": "\n    ".join(private_index_load(index, k) for k in rows),
         "ROTATE_TARGETS": "\n    ".join(private_rotate(k) for k in rows),
@@ -242,10 +252,10 @@ def variants():
             out.append(Variant(name, "row_private", dtype, index, 16, "row_private.ptx.in",
                                dict(common, **private_substitutions(dtype, index), ENTRY=name,
                                     REDUCE_TYPE=dtype.reduce), PRIVATE_PARAMS))
-            for vector_bytes in (dtype.size, 16):
-                shape = "scalar" if vector_bytes == dtype.size else "vec16"
+            for vector_bytes in RED_VECTOR_BYTES[dtype.name]:
+                shape = "scalar" if vector_bytes == dtype.size else f"vec{vector_bytes}"
                 name = f"row_red_{shape}_{dtype.name}_{index.name}"
-                body = scalar_add(dtype) if vector_bytes == dtype.size else vector_add(dtype)
+                body = scalar_add(dtype) if vector_bytes == dtype.size else vector_add(dtype, vector_bytes)
                 out.append(Variant(name, "row_red", dtype, index, vector_bytes, "row_red.ptx.in",
                                    dict(common, ENTRY=name,
                                         VECTOR_BYTES=str(vector_bytes),

@@ -142,15 +142,21 @@ void plan_private(const Problem& p, const DeviceLimits& device, const PrivateSch
   plan.launches.push_back(slice);
 }
 
-bool red_vectors_fit(const Problem& p) {
-  return p.row_bytes() >= 16 && p.out_address % 16 == 0 && p.src_address % 16 == 0 &&
-         p.out_row_stride_bytes % 16 == 0 && p.src_row_stride_bytes % 16 == 0;
+// The widest access the red path has for this dtype that every row start
+// is aligned to and that fits in a row; the element itself otherwise.
+uint32_t red_vector_bytes(const Problem& p) {
+  const uint64_t alignment = p.out_address | p.src_address | p.out_row_stride_bytes | p.src_row_stride_bytes;
+  for (uint32_t bytes : {16u, 8u, 4u}) {
+    const bool has_variant = bytes > p.elem_bytes && !(p.dtype == SCATTERPTX_F64 && bytes != 16);
+    if (has_variant && alignment % bytes == 0 && p.row_bytes() >= bytes) return bytes;
+  }
+  return static_cast<uint32_t>(p.elem_bytes);
 }
 
 void plan_red(const Problem& p, const DeviceLimits& device, Plan& plan) {
   plan.path = SCATTERPTX_PATH_RED;
   RedSchedule& s = plan.red;
-  s.vector_bytes = red_vectors_fit(p) ? 16 : static_cast<uint32_t>(p.elem_bytes);
+  s.vector_bytes = red_vector_bytes(p);
   plan.variant = find_variant(KernelFamily::row_red, p.dtype, p.index_type, s.vector_bytes);
   plan.threads_per_cta = kRedThreadsPerCta;
   s.vectors_per_row = ceil_div(p.cols, s.vector_bytes / p.elem_bytes);

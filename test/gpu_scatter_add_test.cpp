@@ -44,7 +44,7 @@ class ScatterAddTest : public ::testing::TestWithParam<ScatterParam> {
 // Widths chosen so that the TMA path sees one element, odd widths, exact
 // 16-byte multiples, and rows that end in a partial chunk (f32 8, 36, 132;
 // bf16 264).
-const std::vector<int64_t> kWidths = {1, 3, 4, 8, 36, 100, 128, 132, 256, 264, 300, 1000, 3000};
+const std::vector<int64_t> kWidths = {1, 2, 3, 4, 6, 8, 36, 100, 128, 132, 256, 264, 300, 1000, 3000};
 
 TEST_P(ScatterAddTest, SingleSourceRow) {
   for (int64_t cols : kWidths) {

@@ -270,3 +270,28 @@ TEST(PlanPrivate, ManyTargetsOrFewRowsPerTargetStayOnTheStreamingPaths) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(PlanRed, WidestAlignedVectorThatFitsARow) {
+  struct Case {
+    scatterptx_dtype dtype;
+    uint64_t cols;
+    uint32_t vector_bytes;
+  };
+  const Case cases[] = {
+      {SCATTERPTX_F32, 2, 8},   {SCATTERPTX_F32, 6, 8},   {SCATTERPTX_F32, 8, 16}, {SCATTERPTX_F32, 3, 4},
+      {SCATTERPTX_BF16, 2, 4},  {SCATTERPTX_BF16, 4, 8},  {SCATTERPTX_BF16, 6, 4}, {SCATTERPTX_BF16, 3, 2},
+      {SCATTERPTX_F16, 16, 16}, {SCATTERPTX_F64, 1, 8},   {SCATTERPTX_F64, 2, 16}, {SCATTERPTX_F64, 3, 8},
+  };
+  for (const Case& c : cases) {
+    Problem p = contiguous(c.dtype, 1000, 100, c.cols);
+    p.path = SCATTERPTX_PATH_RED;
+    const Plan plan = make_plan(p, h200());
+    EXPECT_EQ(plan.red.vector_bytes, c.vector_bytes) << "dtype " << c.dtype << " cols " << c.cols;
+    EXPECT_EQ(kKernelVariants[plan.variant].vector_bytes, c.vector_bytes);
+    EXPECT_EQ(kKernelVariants[plan.variant].dtype, c.dtype);
+  }
+}
+
+}  // namespace
