@@ -287,6 +287,8 @@ def main(argv=None):
         log(f"    scenario {result['elapsed_s']:.1f} s, total {time.perf_counter() - begun:.0f} s")
         meta["elapsed_s"] = time.perf_counter() - begun
         compare_report.write_json(stem + ".json", meta, results)  # kept current as it goes
+        with open(stem + ".md", "w") as f:
+            f.write(compare_report.markdown(meta, results) + "\n")
 
     meta["elapsed_s"] = time.perf_counter() - begun
     text = compare_report.markdown(meta, results)

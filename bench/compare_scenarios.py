@@ -155,11 +155,11 @@ def reference(out0, index, src, dtype_name, chunk_elems=1 << 27):
     import torch
 
     m, d = src.shape
-    ref = out0.double()
-    absum = out0.double().abs_()
+    ref = out0.to(torch.float64, copy=True)  # copies: .double() of an f64 tensor is itself
+    absum = out0.to(torch.float64, copy=True).abs_()
     step = max(1, chunk_elems // max(1, d))
     for start in range(0, m, step):
-        part = src[start:start + step].double()
+        part = src[start:start + step].to(torch.float64, copy=True)
         rows = index[start:start + step]
         ref.index_add_(0, rows, part)
         absum.index_add_(0, rows, part.abs_())
@@ -171,7 +171,9 @@ def reference(out0, index, src, dtype_name, chunk_elems=1 << 27):
 
 def check(got, ref, tol):
     """Compare got with ref element by element against tol (NaN counts as a violation)."""
-    diff = got.double().sub_(ref)
+    import torch
+
+    diff = got.to(torch.float64, copy=True).sub_(ref)
     ref_norm = float(ref.norm())
     rel = float(diff.norm()) / ref_norm if ref_norm > 0 else float(diff.norm())
     err = diff.abs_()
