@@ -135,33 +135,39 @@ def private_rotate(k):
             f"    @%p st.shared.u32   [%s], 1;")
 
 
-def private_accumulate(dtype, k):
-    """Adds row k of the stage into its target's accumulators (own columns)."""
-    if dtype.name == "f32":
-        load = "ld.shared.f32       %v, [%s];"
-    elif dtype.name == "f64":
-        load = "ld.shared.f64       %v, [%s];"
-    else:
-        load = f"ld.shared.b16       %h, [%s];\n    cvt.f32.{dtype.name}       %v, %h;"
+def private_accumulate(dtype):
+    """Adds the stage's rows into their targets' accumulators, for each column
+    this thread owns: the stage's values are all loaded first, so that only
+    the read-modify-writes of one accumulator column run one after another."""
+    rows = range(ROWS_PER_STAGE)
     acc = "f64" if dtype.name == "f64" else "f32"
     acc_bytes = 8 if dtype.name == "f64" else 4
-    return (f"// Row {k} of the stage.\n"
-            f"    @!%ok{k} bra        ROW{k}_DONE;\n"
-            f"    mad.lo.u32          %acc_row, %tgt{k}, %acc_pitch, %smem;\n"
-            f"    mad.lo.u32          %stage_row, %row_pitch, {k}, %slot;\n"
-            f"    mov.u32             %c, %thread;\n"
-            f"ROW{k}_COLUMN:\n"
-            f"    setp.ge.u32         %p, %c, %width;\n"
-            f"    @%p bra             ROW{k}_DONE;\n"
-            f"    mad.lo.u32          %s, %c, {dtype.size}, %stage_row;\n"
-            f"    {load}\n"
-            f"    mad.lo.u32          %u, %c, {acc_bytes}, %acc_row;\n"
-            f"    ld.shared.{acc}       %a, [%u];\n"
-            f"    add.{acc}             %a, %a, %v;\n"
-            f"    st.shared.{acc}       [%u], %a;\n"
-            f"    add.u32             %c, %c, %threads;\n"
-            f"    bra.uni             ROW{k}_COLUMN;\n"
-            f"ROW{k}_DONE:")
+    lines = ["mov.u32             %c, %thread;",
+             "ACCUMULATE_COLUMN:",
+             "    setp.ge.u32         %p, %c, %width;",
+             "    @%p bra             ACCUMULATE_DONE;",
+             f"    mad.lo.u32          %s, %c, {dtype.size}, %slot;"]
+    for k in rows:
+        if dtype.name in ("f32", "f64"):
+            lines.append(f"    @%ok{k} ld.shared.{dtype.name}   %v{k}, [%s];")
+        else:
+            lines.append(f"    @%ok{k} ld.shared.b16   %h{k}, [%s];")
+            lines.append(f"    cvt.f32.{dtype.name}       %v{k}, %h{k};")
+        lines.append("    add.u32             %s, %s, %row_pitch;")
+    lines.append(f"    mul.lo.u32          %j, %c, {acc_bytes};")
+    for k in rows:
+        lines += [f"    // Row {k} of the stage.",
+                  f"    @!%ok{k} bra        ROW{k}_DONE;",
+                  f"    mad.lo.u32          %u, %tgt{k}, %acc_pitch, %smem;",
+                  "    add.u32             %u, %u, %j;",
+                  f"    ld.shared.{acc}       %a, [%u];",
+                  f"    add.{acc}             %a, %a, %v{k};",
+                  f"    st.shared.{acc}       [%u], %a;",
+                  f"ROW{k}_DONE:"]
+    lines += ["    add.u32             %c, %c, %threads;",
+              "    bra.uni             ACCUMULATE_COLUMN;",
+              "ACCUMULATE_DONE:"]
+    return "\n".join(lines)
 
 
 def private_convert(dtype):
@@ -199,7 +205,10 @@ CONVERT_DONE:"""
 def private_substitutions(dtype, index):
     rows = range(ROWS_PER_STAGE)
     sixteen_bit = dtype.name in ("f16", "bf16")
+    value_type = ".f64" if dtype.name == "f64" else ".f32"
     regs = [f".reg .pred  {', '.join(f'%nin{k}, %ok{k}' for k in rows)};",
+            f".reg {value_type}   {', '.join(f'%v{k}' for k in rows)};",
+            f".reg .b16   {', '.join(f'%h{k}' for k in rows)};",
             f".reg .b32   {', '.join(f'%tgt{k}' for k in rows)};",
             f".reg .b64   {', '.join(f'%nraw{k}' for k in rows)};"]
     if index.size == 4:
@@ -215,7 +224,7 @@ def private_substitutions(dtype, index):
         "STAGE_TARGET_REGS": "\n    ".join(regs),
         "LOAD_NEXT_TARGETS": "\n    ".join(private_index_load(index, k) for k in rows),
         "ROTATE_TARGETS": "\n    ".join(private_rotate(k) for k in rows),
-        "ACCUMULATE_ROWS": "\n    ".join(private_accumulate(dtype, k) for k in rows),
+        "ACCUMULATE_ROWS": private_accumulate(dtype),
         "CONVERT_TO_STAGING": private_convert(dtype),
         "FLUSH_PITCH": "%row_pitch" if sixteen_bit else "%acc_pitch",
         "FLUSH_BASE": "%staging" if sixteen_bit else "%smem",

@@ -30,6 +30,7 @@ constexpr uint64_t kRedMaxRowBytes = 128;
 constexpr uint32_t kPrivateStages = 6;
 constexpr uint64_t kPrivateMinRowsPerTarget = 32;
 constexpr uint32_t kPrivateMinSliceElems = 64;
+constexpr uint32_t kPrivateCtasPerSm = 3;
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
@@ -98,30 +99,42 @@ void plan_tma(const Problem& p, const DeviceLimits& device, Plan& plan) {
   }
 }
 
-// The widest slice whose accumulators, staging and stage ring fit in one
-// CTA's shared memory: all columns when they fit, else a multiple of 8.
+// The widest slice that fits `limit` bytes of shared memory: all columns when
+// they fit, else a multiple of 8 (0 when not even 8 columns fit).
+PrivateSchedule widest_private_slice(const Problem& p, uint32_t stages, uint32_t limit) {
+  PrivateSchedule s = private_schedule(p, static_cast<uint32_t>(std::min<uint64_t>(p.cols, UINT32_MAX)), stages);
+  if (s.shared_bytes <= limit) return s;
+  const uint64_t fixed = private_schedule(p, 0, stages).shared_bytes + 3 * kSmemStageAlign;
+  const uint64_t per_column = private_schedule(p, 1, stages).shared_bytes - private_schedule(p, 0, stages).shared_bytes;
+  uint64_t width = limit > fixed ? (limit - fixed) / std::max<uint64_t>(per_column, 1) / 8 * 8 : 0;
+  s = private_schedule(p, static_cast<uint32_t>(width), stages);
+  while (width >= 8 && s.shared_bytes > limit) {
+    width -= 8;
+    s = private_schedule(p, static_cast<uint32_t>(width), stages);
+  }
+  return s;
+}
+
+// A CTA of the privatised path is one pipeline whose threads wait on each
+// stage together, so latency is hidden by several CTAs per SM: take the
+// widest slice that lets kPrivateCtasPerSm of them share an SM, and one CTA
+// per SM only when not even kPrivateMinSliceElems columns fit that way.
 bool fit_private(const Problem& p, const DeviceLimits& device, PrivateSchedule* out) {
   const uint32_t stages = pick(p.schedule.stages, kPrivateStages);
-  const uint32_t limit = device.max_shared_per_block;
-  PrivateSchedule s = private_schedule(p, static_cast<uint32_t>(std::min<uint64_t>(p.cols, UINT32_MAX)), stages);
-  if (s.shared_bytes > limit) {
-    const uint64_t fixed = private_schedule(p, 0, stages).shared_bytes + 3 * kSmemStageAlign;
-    const uint64_t per_column = private_schedule(p, 1, stages).shared_bytes - private_schedule(p, 0, stages).shared_bytes;
-    uint64_t width = limit > fixed ? (limit - fixed) / std::max<uint64_t>(per_column, 1) / 8 * 8 : 0;
-    s = private_schedule(p, static_cast<uint32_t>(width), stages);
-    while (width >= 8 && s.shared_bytes > limit) {
-      width -= 8;
-      s = private_schedule(p, static_cast<uint32_t>(width), stages);
-    }
-  }
+  const uint64_t narrowest = std::min<uint64_t>(p.cols, kPrivateMinSliceElems);
+  const uint32_t shared_limit = std::min(device.max_shared_per_block,
+                                         device.max_shared_per_sm / kPrivateCtasPerSm - kSharedReservedPerCta);
+  PrivateSchedule s = widest_private_slice(p, stages, shared_limit);
+  if (s.slice_elems < narrowest) s = widest_private_slice(p, stages, device.max_shared_per_block);
   const uint64_t slices = s.slice_elems == 0 ? 0 : ceil_div(p.cols, s.slice_elems);
-  if (s.slice_elems < std::min<uint64_t>(p.cols, kPrivateMinSliceElems) || s.shared_bytes > limit ||
-      slices > device.max_grid_y) {
+  if (s.slice_elems < narrowest || s.shared_bytes > device.max_shared_per_block || slices > device.max_grid_y) {
     return false;
   }
   s.slices = static_cast<uint32_t>(slices);
+  s.threads_per_cta = static_cast<uint32_t>(
+      std::min<uint64_t>(kPrivateThreadsPerCta, align_up(std::max<uint32_t>(s.slice_elems, 32), 32)));
   const uint32_t fit_shared = device.max_shared_per_sm / (s.shared_bytes + kSharedReservedPerCta);
-  const uint32_t fit_threads = device.max_threads_per_sm / kPrivateThreadsPerCta;
+  const uint32_t fit_threads = device.max_threads_per_sm / s.threads_per_cta;
   s.ctas_per_sm = std::max<uint32_t>(1, std::min({fit_shared, fit_threads, device.max_ctas_per_sm}));
   *out = s;
   return true;
@@ -131,7 +144,7 @@ void plan_private(const Problem& p, const DeviceLimits& device, const PrivateSch
   plan.path = SCATTERPTX_PATH_PRIVATE;
   plan.variant = find_variant(KernelFamily::row_private, p.dtype, p.index_type, 16);
   plan.priv = s;
-  plan.threads_per_cta = kPrivateThreadsPerCta;
+  plan.threads_per_cta = s.threads_per_cta;
   LaunchSlice slice;
   slice.rows = p.src_rows;
   const uint64_t resident = uint64_t{device.sm_count} * s.ctas_per_sm;

@@ -29,7 +29,7 @@ constexpr uint64_t kMaxTmaCols = (uint64_t{1} << 31) - 1;
 constexpr uint32_t kMaxBoxElems = 256;          // tensor-map boxDim limit
 constexpr uint64_t kMaxTensorMapStride = uint64_t{1} << 40;
 constexpr uint32_t kRedThreadsPerCta = 256;
-constexpr uint32_t kPrivateThreadsPerCta = 256;
+constexpr uint32_t kPrivateThreadsPerCta = 256;  // at most
 constexpr uint32_t kPrivateRowsPerStage = 8;  // ROWS_PER_STAGE in gen/generate_kernels.py
 constexpr uint64_t kPrivateMaxTargets = 4096;
 
@@ -61,6 +61,7 @@ struct PrivateSchedule {
   uint32_t barrier_offset = 0;
   uint32_t shared_bytes = 0;
   uint32_t ctas_per_sm = 0;
+  uint32_t threads_per_cta = 0;  // one thread per column of the slice, at most 256
 };
 
 // One kernel launch over source rows [row_begin, row_begin + rows).

@@ -225,11 +225,15 @@ TEST(PlanPrivate, FewTargetsWithManyRowsEachArePrivatised) {
   const Plan plan = make_plan(contiguous(SCATTERPTX_F32, 4000000, 100, 256), h200());
   ASSERT_EQ(plan.path, SCATTERPTX_PATH_PRIVATE);
   EXPECT_STREQ(kKernelVariants[plan.variant].name, "row_private_f32_i64");
-  EXPECT_EQ(plan.priv.slice_elems, 256u);
-  EXPECT_EQ(plan.priv.slices, 1u);
-  EXPECT_LE(plan.priv.shared_bytes, h200().max_shared_per_block);
-  EXPECT_EQ(plan.launches[0].grid_y, 1u);
-  EXPECT_EQ(plan.launches[0].grid_x, 132u * plan.priv.ctas_per_sm);
+  // Slices narrow enough for three CTAs per SM, to hide each one's waits.
+  EXPECT_EQ(plan.priv.slice_elems % 8, 0u);
+  EXPECT_GE(plan.priv.slice_elems, 64u);
+  EXPECT_EQ(plan.priv.slices, (256 + plan.priv.slice_elems - 1) / plan.priv.slice_elems);
+  EXPECT_GE(plan.priv.ctas_per_sm, 3u);
+  EXPECT_LE(3 * (plan.priv.shared_bytes + 1024), h200().max_shared_per_sm);
+  EXPECT_EQ(plan.threads_per_cta, std::min(256u, (plan.priv.slice_elems + 31) / 32 * 32));
+  EXPECT_EQ(plan.launches[0].grid_y, plan.priv.slices);
+  EXPECT_EQ(plan.launches[0].grid_x, 132u * plan.priv.ctas_per_sm / plan.priv.slices);
 }
 
 TEST(PlanPrivate, WideRowsAreSlicedToFit) {
