@@ -218,6 +218,16 @@ def run_scenario(torch, timer, systems, s):
     return result
 
 
+def _commit():
+    import subprocess
+
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
+                              check=True, cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return os.environ.get("SCATTERPTX_COMMIT", "unknown")
+
+
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     scenarios = sc.select(sc.default_scenarios(args.quick), args.scenario)
@@ -260,6 +270,9 @@ def main(argv=None):
     meta = {
         "date": today,
         "command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
+        # The commit measured: from git where the checkout has it, else from
+        # SCATTERPTX_COMMIT (set by whoever copied the tree to the GPU host).
+        "commit": _commit(),
         "device": device,
         "torch": torch.__version__,
         "torch_cuda": torch.version.cuda,

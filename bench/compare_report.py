@@ -132,6 +132,7 @@ def markdown(meta, results):
         "bytes read + written); T = distinct targets",
         "- segment_reduce: index sorted, src reordered and lengths counted once outside the "
         "timing; timed: segment_reduce + out[targets] += sums",
+        f"- Commit: `{meta.get('commit', 'unknown')}`",
         f"- Command: `{meta.get('command', '')}`",
         "",
         "## Times (ms); in brackets: peer time / libscatterptx time (> 1: libscatterptx is faster)",

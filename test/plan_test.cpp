@@ -221,8 +221,11 @@ namespace {
 using scatterptx::detail::kPrivateMaxTargets;
 using scatterptx::detail::private_schedule;
 
-TEST(PlanPrivate, FewTargetsWithManyRowsEachArePrivatised) {
-  const Plan plan = make_plan(contiguous(SCATTERPTX_F32, 4000000, 100, 256), h200());
+TEST(PlanPrivate, FewTargetsArePrivatisedWhenAsked) {
+  Problem p = contiguous(SCATTERPTX_F32, 4000000, 100, 256);
+  EXPECT_EQ(make_plan(p, h200()).path, SCATTERPTX_PATH_TMA) << "AUTO keeps the faster TMA path";
+  p.path = SCATTERPTX_PATH_PRIVATE;
+  const Plan plan = make_plan(p, h200());
   ASSERT_EQ(plan.path, SCATTERPTX_PATH_PRIVATE);
   EXPECT_STREQ(kKernelVariants[plan.variant].name, "row_private_f32_i64");
   // Slices narrow enough for three CTAs per SM, to hide each one's waits.
