@@ -29,15 +29,7 @@ bool parse_dtype(const std::string& text, scatterptx_dtype* dtype) {
   return true;
 }
 
-size_t dtype_bytes(scatterptx_dtype dtype) {
-  switch (dtype) {
-    case SCATTERPTX_F32: return 4;
-    case SCATTERPTX_F16: return 2;
-    case SCATTERPTX_BF16: return 2;
-    case SCATTERPTX_F64: return 8;
-  }
-  return 0;
-}
+size_t dtype_bytes(scatterptx_dtype dtype) { return scatterptx_dtype_size(dtype); }
 
 uint16_t float_to_half_bits(float value) {
   uint32_t bits;

@@ -13,6 +13,28 @@ void launch(const DriverApi& api, CUfunction function, const LaunchSlice& slice,
                                   shared_bytes, stream, params, nullptr));
 }
 
+// What every kernel takes about one launch slice: out, and src and index
+// advanced to the slice's first row.
+struct SliceArguments {
+  uint64_t out_ptr;
+  uint64_t out_stride;
+  uint64_t src_ptr;
+  uint64_t src_stride;
+  uint64_t index_ptr;
+  uint64_t rows;
+  uint64_t row_base;  // source position of the slice's row 0, for error records
+};
+
+SliceArguments slice_arguments(const Problem& p, const LaunchSlice& slice) {
+  return SliceArguments{p.out_address,
+                        p.out_row_stride_bytes,
+                        p.src_address + slice.row_begin * p.src_row_stride_bytes,
+                        p.src_row_stride_bytes,
+                        p.index_address + slice.row_begin * p.index_bytes,
+                        slice.rows,
+                        slice.row_begin};
+}
+
 void launch_tma(const DriverApi& api, CUfunction function, const Problem& p, const Plan& plan,
                 CUdeviceptr error_record, CUstream stream) {
   const TmaSchedule& s = plan.tma;
@@ -25,11 +47,7 @@ void launch_tma(const DriverApi& api, CUfunction function, const Problem& p, con
     fields.row_stride_bytes = p.src_row_stride_bytes;
     fields.box_elems = s.box_elems;
     CUtensorMap map = encode_row_tensor_map(api, fields);
-    uint64_t out_ptr = p.out_address;
-    uint64_t out_stride = p.out_row_stride_bytes;
-    uint64_t index_ptr = p.index_address + slice.row_begin * p.index_bytes;
-    uint64_t rows = slice.rows;
-    uint64_t row_base = slice.row_begin;
+    SliceArguments a = slice_arguments(p, slice);
     uint64_t out_rows = p.out_rows;
     uint32_t cols = static_cast<uint32_t>(p.cols);
     uint32_t chunk_elems = s.chunk_elems;
@@ -37,8 +55,9 @@ void launch_tma(const DriverApi& api, CUfunction function, const Problem& p, con
     uint32_t box_elems = s.box_elems;
     uint32_t stages = s.stages;
     uint64_t record = error_record;
-    void* params[] = {&map,  &out_ptr,     &out_stride,     &index_ptr, &rows,   &row_base, &out_rows,
-                      &cols, &chunk_elems, &chunks_per_row, &box_elems, &stages, &record};
+    void* params[] = {&map,        &a.out_ptr,     &a.out_stride, &a.index_ptr, &a.rows,
+                      &a.row_base, &out_rows,      &cols,         &chunk_elems, &chunks_per_row,
+                      &box_elems,  &stages,        &record};
     launch(api, function, slice, plan.threads_per_cta, s.shared_bytes, stream, params);
   }
 }
@@ -47,20 +66,14 @@ void launch_red(const DriverApi& api, CUfunction function, const Problem& p, con
                 CUdeviceptr error_record, CUstream stream) {
   const RedSchedule& s = plan.red;
   for (const LaunchSlice& slice : plan.launches) {
-    uint64_t out_ptr = p.out_address;
-    uint64_t out_stride = p.out_row_stride_bytes;
-    uint64_t src_ptr = p.src_address + slice.row_begin * p.src_row_stride_bytes;
-    uint64_t src_stride = p.src_row_stride_bytes;
-    uint64_t index_ptr = p.index_address + slice.row_begin * p.index_bytes;
-    uint64_t rows = slice.rows;
-    uint64_t row_base = slice.row_begin;
+    SliceArguments a = slice_arguments(p, slice);
     uint64_t out_rows = p.out_rows;
     uint64_t cols = p.cols;
     uint64_t vectors_per_row = s.vectors_per_row;
     uint32_t lanes_log2 = s.lanes_per_row_log2;
     uint64_t record = error_record;
-    void* params[] = {&out_ptr,  &out_stride, &src_ptr, &src_stride,      &index_ptr,  &rows,
-                      &row_base, &out_rows,   &cols,    &vectors_per_row, &lanes_log2, &record};
+    void* params[] = {&a.out_ptr,   &a.out_stride, &a.src_ptr, &a.src_stride,      &a.index_ptr, &a.rows,
+                      &a.row_base,  &out_rows,     &cols,      &vectors_per_row,   &lanes_log2,  &record};
     launch(api, function, slice, plan.threads_per_cta, 0, stream, params);
   }
 }
@@ -69,13 +82,7 @@ void launch_private(const DriverApi& api, CUfunction function, const Problem& p,
                     CUdeviceptr error_record, CUstream stream) {
   const PrivateSchedule& s = plan.priv;
   for (const LaunchSlice& slice : plan.launches) {
-    uint64_t out_ptr = p.out_address;
-    uint64_t out_stride = p.out_row_stride_bytes;
-    uint64_t src_ptr = p.src_address + slice.row_begin * p.src_row_stride_bytes;
-    uint64_t src_stride = p.src_row_stride_bytes;
-    uint64_t index_ptr = p.index_address + slice.row_begin * p.index_bytes;
-    uint64_t rows = slice.rows;
-    uint64_t row_base = slice.row_begin;
+    SliceArguments a = slice_arguments(p, slice);
     uint32_t out_rows = static_cast<uint32_t>(p.out_rows);
     uint32_t cols = static_cast<uint32_t>(p.cols);
     uint32_t slice_elems = s.slice_elems;
@@ -85,9 +92,10 @@ void launch_private(const DriverApi& api, CUfunction function, const Problem& p,
     uint32_t ring_offset = s.ring_offset;
     uint32_t barrier_offset = s.barrier_offset;
     uint64_t record = error_record;
-    void* params[] = {&out_ptr,     &out_stride, &src_ptr,        &src_stride,    &index_ptr,   &rows,
-                      &row_base,    &out_rows,   &cols,           &slice_elems,   &stages,      &staging_offset,
-                      &flags_offset, &ring_offset, &barrier_offset, &record};
+    void* params[] = {&a.out_ptr,    &a.out_stride, &a.src_ptr,      &a.src_stride, &a.index_ptr,
+                      &a.rows,       &a.row_base,   &out_rows,       &cols,         &slice_elems,
+                      &stages,       &staging_offset, &flags_offset, &ring_offset,  &barrier_offset,
+                      &record};
     launch(api, function, slice, plan.threads_per_cta, s.shared_bytes, stream, params);
   }
 }

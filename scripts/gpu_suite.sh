@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # On a machine with an sm_90+ GPU: build, run the whole test suite, dump the
-# TMA kernel's SASS, run the memory checker on a subset and the benchmark.
+# TMA kernel's SASS, run the memory checker (and, when asked, the shared-memory
+# race checker) on a subset and the benchmark.
 # Usage: scripts/gpu_suite.sh LOG_DIR [bench arguments...]
 # Writes LOG_DIR/{build,tests,sass,sanitizer,bench}.log and LOG_DIR/bench.json.
 set -uo pipefail
@@ -33,6 +34,13 @@ if [ -z "${SCATTERPTX_SKIP_SANITIZER:-}" ]; then
     --gtest_filter="${SCATTERPTX_SANITIZER_FILTER:-*IndexError*:*SingleSourceRow*:*PaddedOutRowStride*:*EveryRowToOneTarget*}" >"$log_dir/sanitizer.log" 2>&1
   echo "compute-sanitizer memcheck exit $? ($(grep -c 'Invalid' "$log_dir/sanitizer.log") invalid accesses)"
   tail -n 3 "$log_dir/sanitizer.log"
+fi
+
+if [ -n "${SCATTERPTX_RACECHECK_FILTER:-}" ]; then
+  compute-sanitizer --tool racecheck --error-exitcode 9 build/test/scatterptx_tests \
+    --gtest_filter="$SCATTERPTX_RACECHECK_FILTER" >"$log_dir/racecheck.log" 2>&1
+  echo "compute-sanitizer racecheck exit $?"
+  tail -n 3 "$log_dir/racecheck.log"
 fi
 
 if [ -z "${SCATTERPTX_SKIP_BENCH:-}" ]; then

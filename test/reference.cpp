@@ -112,13 +112,9 @@ const char* path_name(scatterptx_path path) {
 }
 
 size_t element_bytes(scatterptx_dtype dtype) {
-  switch (dtype) {
-    case SCATTERPTX_F32: return 4;
-    case SCATTERPTX_F16: return 2;
-    case SCATTERPTX_BF16: return 2;
-    case SCATTERPTX_F64: return 8;
-  }
-  throw std::invalid_argument("element_bytes: unknown dtype");
+  const size_t bytes = scatterptx_dtype_size(dtype);
+  if (bytes == 0) throw std::invalid_argument("element_bytes: unknown dtype");
+  return bytes;
 }
 
 size_t index_bytes(scatterptx_index_type type) { return type == SCATTERPTX_INDEX_INT32 ? 4 : 8; }
