@@ -90,13 +90,12 @@ void launch_private(const DriverApi& api, CUfunction function, const Problem& p,
     uint32_t staging_offset = s.staging_offset;
     uint32_t flags_offset = s.flags_offset;
     uint32_t ring_offset = s.ring_offset;
-    uint32_t index_offset = s.index_offset;
     uint32_t barrier_offset = s.barrier_offset;
     uint64_t record = error_record;
     void* params[] = {&a.out_ptr,    &a.out_stride, &a.src_ptr,      &a.src_stride, &a.index_ptr,
                       &a.rows,       &a.row_base,   &out_rows,       &cols,         &slice_elems,
-                      &stages,       &staging_offset, &flags_offset, &ring_offset,  &index_offset,
-                      &barrier_offset, &record};
+                      &stages,       &staging_offset, &flags_offset, &ring_offset,  &barrier_offset,
+                      &record};
     launch(api, function, slice, plan.threads_per_cta, s.shared_bytes, stream, params);
   }
 }

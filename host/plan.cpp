@@ -202,13 +202,11 @@ PrivateSchedule private_schedule(const Problem& p, uint32_t slice_elems, uint32_
   const uint64_t staging_offset = align_up(targets * slice_elems * acc_bytes, kSmemStageAlign);
   const uint64_t flags_offset = staging_offset + staging_bytes;
   const uint64_t ring_offset = align_up(flags_offset + 4 * targets, kSmemStageAlign);
-  const uint64_t index_offset =
+  const uint64_t barrier_offset =
       ring_offset + uint64_t{stages} * kPrivateRowsPerStage * slice_elems * p.elem_bytes;  // multiple of 16
-  const uint64_t barrier_offset = index_offset + uint64_t{stages} * kPrivateIndexSlotBytes;
   s.staging_offset = saturate(staging_offset);
   s.flags_offset = saturate(flags_offset);
   s.ring_offset = saturate(ring_offset);
-  s.index_offset = saturate(index_offset);
   s.barrier_offset = saturate(barrier_offset);
   s.shared_bytes = saturate(barrier_offset + 8 * uint64_t{stages});
   return s;

@@ -31,7 +31,6 @@ constexpr uint64_t kMaxTensorMapStride = uint64_t{1} << 40;
 constexpr uint32_t kRedThreadsPerCta = 256;
 constexpr uint32_t kPrivateThreadsPerCta = 256;  // at most
 constexpr uint32_t kPrivateRowsPerStage = 8;  // ROWS_PER_STAGE in gen/generate_kernels.py
-constexpr uint32_t kPrivateIndexSlotBytes = 64;  // PRIVATE_INDEX_SLOT_BYTES there
 constexpr uint64_t kPrivateMaxTargets = 4096;
 
 struct TmaSchedule {
@@ -59,7 +58,6 @@ struct PrivateSchedule {
   uint32_t staging_offset = 0;  // shared-memory layout, ptx/row_private.ptx.in
   uint32_t flags_offset = 0;
   uint32_t ring_offset = 0;
-  uint32_t index_offset = 0;    // each stage's indices
   uint32_t barrier_offset = 0;
   uint32_t shared_bytes = 0;
   uint32_t ctas_per_sm = 0;
