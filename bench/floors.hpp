@@ -1,4 +1,4 @@
-// The two memory-traffic floors of /work/shared/PERFORMANCE.md and how a
+// The two memory-traffic floors of the performance model and how a
 // measured time compares with them.
 //
 //   ideal    = M*row_bytes + M*idx_bytes + 2*T*row_bytes  (each out row read and written once)

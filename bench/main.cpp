@@ -1,5 +1,5 @@
 // scatterptx-bench: times scatterptx_scatter_add against a device-to-device
-// copy of src and against the floors of /work/shared/PERFORMANCE.md.
+// copy of src and against the floors of bench/floors.hpp.
 //
 // stdout: the device header first, the results table (and sweep table) at
 // the end. stderr: progress while the scenarios run.
