@@ -5,6 +5,7 @@
 
 set(SCATTERPTX_KERNEL_DIR ${CMAKE_BINARY_DIR}/kernels)
 set(generator ${PROJECT_SOURCE_DIR}/gen/generate_kernels.py)
+file(GLOB generator_modules CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/gen/*.py)
 set(embedder ${PROJECT_SOURCE_DIR}/gen/embed_kernels.py)
 file(GLOB templates CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/ptx/*.ptx.in)
 
@@ -16,7 +17,7 @@ execute_process(
 if(NOT list_result EQUAL 0)
   message(FATAL_ERROR "gen/generate_kernels.py --list failed")
 endif()
-set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${generator})
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${generator_modules})
 string(REPLACE "\n" ";" variants "${variant_lines}")
 list(FILTER variants EXCLUDE REGEX "^$")
 
@@ -30,7 +31,7 @@ endforeach()
 add_custom_command(
   OUTPUT ${ptx_files} ${SCATTERPTX_KERNEL_DIR}/kernel_manifest.hpp
   COMMAND ${Python3_EXECUTABLE} ${generator} --out ${SCATTERPTX_KERNEL_DIR}
-  DEPENDS ${generator} ${templates}
+  DEPENDS ${generator_modules} ${templates}
   COMMENT "Expanding PTX templates into ${SCATTERPTX_KERNEL_DIR}/ptx"
   VERBATIM)
 

@@ -1,0 +1,132 @@
+"""PTX snippets of the privatised path (ptx/row_private.ptx.in): its per-row
+code, unrolled over the rows of a stage, per dtype and index type."""
+
+
+
+# Rows per stage of the privatised path; its per-row code is unrolled, so
+# each row's target lives in registers of its own.
+ROWS_PER_STAGE = 8
+
+
+def private_index_load(index, k):
+    """Loads the raw index of row next_row0 + k when that row is in range."""
+    load = (f"@%nin{k} ld.global.nc.s64 %nraw{k}, [%addr];" if index.size == 8 else
+            f"@%nin{k} ld.global.nc.s32 %nraw32_{k}, [%addr];\n"
+            f"    cvt.s64.s32         %nraw{k}, %nraw32_{k};")
+    return (f"add.u64             %row, %next_row0, {k};\n"
+            f"    setp.lt.u64         %nin{k}, %row, %row_end;\n"
+            f"    mad.lo.u64          %addr, %row, {index.size}, %index;\n"
+            f"    {load}")
+
+
+def private_rotate(k):
+    """Next stage's row k becomes current: range check, error record, flag."""
+    return (f"setp.lt.u64         %p, %nraw{k}, %out_rows64;\n"
+            f"    and.pred            %ok{k}, %nin{k}, %p;\n"
+            f"    cvt.u32.u64         %tgt{k}, %nraw{k};\n"
+            f"    // Bad row: in range as a source row, target outside [0, out_rows).\n"
+            f"    not.pred            %p, %ok{k};\n"
+            f"    and.pred            %p, %p, %nin{k};\n"
+            f"    and.pred            %p, %p, %leader;\n"
+            f"    add.u64             %t64, %next_row0, {k};\n"
+            f"    add.u64             %t64, %t64, %row_base;\n"
+            f"    @%p red.global.min.u64 [%record], %t64;\n"
+            f"    and.pred            %p, %ok{k}, %leader;\n"
+            f"    mad.lo.u32          %s, %tgt{k}, 4, %flags;\n"
+            f"    @%p st.shared.u32   [%s], 1;")
+
+
+def private_accumulate(dtype):
+    """Adds the stage's rows into their targets' accumulators, for each column
+    this thread owns: the stage's values are all loaded first, so that only
+    the read-modify-writes of one accumulator column run one after another."""
+    rows = range(ROWS_PER_STAGE)
+    acc = "f64" if dtype.name == "f64" else "f32"
+    acc_bytes = 8 if dtype.name == "f64" else 4
+    lines = ["mov.u32             %c, %thread;",
+             "ACCUMULATE_COLUMN:",
+             "    setp.ge.u32         %p, %c, %width;",
+             "    @%p bra             ACCUMULATE_DONE;",
+             f"    mad.lo.u32          %s, %c, {dtype.size}, %slot;"]
+    for k in rows:
+        if dtype.name in ("f32", "f64"):
+            lines.append(f"    @%ok{k} ld.shared.{dtype.name}   %v{k}, [%s];")
+        else:
+            lines.append(f"    @%ok{k} ld.shared.b16   %h{k}, [%s];")
+            lines.append(f"    cvt.f32.{dtype.name}       %v{k}, %h{k};")
+        lines.append("    add.u32             %s, %s, %row_pitch;")
+    lines.append(f"    mul.lo.u32          %j, %c, {acc_bytes};")
+    for k in rows:
+        lines += [f"    // Row {k} of the stage.",
+                  f"    @!%ok{k} bra        ROW{k}_DONE;",
+                  f"    mad.lo.u32          %u, %tgt{k}, %acc_pitch, %smem;",
+                  "    add.u32             %u, %u, %j;",
+                  f"    ld.shared.{acc}       %a, [%u];",
+                  f"    add.{acc}             %a, %a, %v{k};",
+                  f"    st.shared.{acc}       [%u], %a;",
+                  f"ROW{k}_DONE:"]
+    lines += ["    add.u32             %c, %c, %threads;",
+              "    bra.uni             ACCUMULATE_COLUMN;",
+              "ACCUMULATE_DONE:"]
+    return "\n".join(lines)
+
+
+def private_convert(dtype):
+    """16-bit dtypes: round the f32 sums of touched targets into the staging rows."""
+    if dtype.name not in ("f16", "bf16"):
+        return "bar.sync            0;"
+    return f"""bar.sync            0;
+    mov.u32             %t32, %warp;
+CONVERT_ROW:
+    setp.ge.u32         %p, %t32, %out_rows;
+    @%p bra             CONVERT_DONE;
+    mad.lo.u32          %s, %t32, 4, %flags;
+    ld.shared.u32       %u, [%s];
+    setp.eq.u32         %p, %u, 0;
+    @%p bra             CONVERT_NEXT;
+    mad.lo.u32          %acc_row, %t32, %acc_pitch, %smem;
+    mad.lo.u32          %stage_row, %t32, %row_pitch, %staging;
+    mov.u32             %c, %lane;
+CONVERT_COLUMN:
+    setp.ge.u32         %p, %c, %width;
+    @%p bra             CONVERT_NEXT;
+    mad.lo.u32          %s, %c, 4, %acc_row;
+    ld.shared.f32       %a, [%s];
+    cvt.rn.{dtype.name}.f32      %h, %a;
+    mad.lo.u32          %s, %c, 2, %stage_row;
+    st.shared.b16       [%s], %h;
+    add.u32             %c, %c, 32;
+    bra.uni             CONVERT_COLUMN;
+CONVERT_NEXT:
+    add.u32             %t32, %t32, %warps;
+    bra.uni             CONVERT_ROW;
+CONVERT_DONE:"""
+
+
+def private_substitutions(dtype, index):
+    rows = range(ROWS_PER_STAGE)
+    sixteen_bit = dtype.name in ("f16", "bf16")
+    value_type = ".f64" if dtype.name == "f64" else ".f32"
+    regs = [f".reg .pred  {', '.join(f'%nin{k}, %ok{k}' for k in rows)};",
+            f".reg {value_type}   {', '.join(f'%v{k}' for k in rows)};",
+            f".reg .b16   {', '.join(f'%h{k}' for k in rows)};",
+            f".reg .b32   {', '.join(f'%tgt{k}' for k in rows)};",
+            f".reg .b64   {', '.join(f'%nraw{k}' for k in rows)};"]
+    if index.size == 4:
+        regs.append(f".reg .b32   {', '.join(f'%nraw32_{k}' for k in rows)};")
+    return {
+        "ACC_TYPE": "f64" if dtype.name == "f64" else "f32",
+        "ACC_TYPE_REG": ".f64" if dtype.name == "f64" else ".f32",
+        "ACC_BYTES": "8" if dtype.name == "f64" else "4",
+        "DTYPE": dtype.name,
+        "ROWS_PER_STAGE": str(ROWS_PER_STAGE),
+        "ROWS_PER_STAGE_MINUS_1": str(ROWS_PER_STAGE - 1),
+        "LAST_INDEX_OFFSET": str((ROWS_PER_STAGE - 1) * index.size),
+        "STAGE_TARGET_REGS": "\n    ".join(regs),
+        "LOAD_NEXT_TARGETS": "\n    ".join(private_index_load(index, k) for k in rows),
+        "ROTATE_TARGETS": "\n    ".join(private_rotate(k) for k in rows),
+        "ACCUMULATE_ROWS": private_accumulate(dtype),
+        "CONVERT_TO_STAGING": private_convert(dtype),
+        "FLUSH_PITCH": "%row_pitch" if sixteen_bit else "%acc_pitch",
+        "FLUSH_BASE": "%staging" if sixteen_bit else "%smem",
+    }

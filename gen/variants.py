@@ -1,0 +1,103 @@
+"""Every kernel variant the build makes: the dtypes and index types, each
+family's parameter list (as the host packs it, host/launch.cpp), and the
+template substitutions of each variant."""
+
+from dataclasses import dataclass
+
+from private_snippets import private_substitutions
+from red_snippets import RED_VECTOR_BYTES, scalar_add, vector_add, vector_regs
+
+
+@dataclass(frozen=True)
+class Dtype:
+    name: str       # as in scatterptx_dtype, lower case
+    enum: str       # SCATTERPTX_F32 ...
+    size: int
+    reduce: str     # cp.reduce.async.bulk type suffix
+    scalar_load: str
+    scalar_red: str
+    value_reg: str  # register type of one scalar element
+
+
+DTYPES = [
+    Dtype("f32", "SCATTERPTX_F32", 4, "f32", "ld.global.nc.f32", "red.global.add.f32", ".f32"),
+    Dtype("f16", "SCATTERPTX_F16", 2, "noftz.f16", "ld.global.nc.b16", "red.global.add.noftz.f16", ".b16"),
+    Dtype("bf16", "SCATTERPTX_BF16", 2, "noftz.bf16", "ld.global.nc.b16", "red.global.add.noftz.bf16", ".b16"),
+    Dtype("f64", "SCATTERPTX_F64", 8, "f64", "ld.global.nc.f64", "red.global.add.f64", ".f64"),
+]
+
+
+@dataclass(frozen=True)
+class IndexType:
+    name: str
+    enum: str
+    size: int
+    regs: str
+    load: str
+
+
+INDEX_TYPES = [
+    IndexType("i32", "SCATTERPTX_INDEX_INT32", 4, ".reg .b32   %index32;",
+              "ld.global.nc.s32    %index32, [%addr];\n"
+              "    cvt.s64.s32         %target, %index32;"),
+    IndexType("i64", "SCATTERPTX_INDEX_INT64", 8, "",
+              "ld.global.nc.s64    %target, [%addr];"),
+]
+
+# Parameter lists as the host packs them (host/launch.cpp), for the manifest.
+TMA_PARAMS = ("CUtensorMap src_map, u64 out_ptr, u64 out_row_stride_bytes, u64 index_ptr, "
+              "u64 rows, u64 row_base, u64 out_rows, u32 cols, u32 chunk_elems, "
+              "u32 chunks_per_row, u32 box_elems, u32 stages, u64 error_record")
+PRIVATE_PARAMS = ("u64 out_ptr, u64 out_row_stride_bytes, u64 src_ptr, u64 src_row_stride_bytes, "
+                  "u64 index_ptr, u64 rows, u64 row_base, u32 out_rows, u32 cols, u32 slice_elems, "
+                  "u32 stages, u32 staging_offset, u32 flags_offset, u32 ring_offset, "
+                  "u32 barrier_offset, u64 error_record")
+RED_PARAMS = ("u64 out_ptr, u64 out_row_stride_bytes, u64 src_ptr, u64 src_row_stride_bytes, "
+              "u64 index_ptr, u64 rows, u64 row_base, u64 out_rows, u64 cols, "
+              "u64 vectors_per_row, u32 lanes_per_row_log2, u64 error_record")
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    family: str          # row_tma_reduce | row_red | row_private
+    dtype: Dtype
+    index: IndexType
+    vector_bytes: int    # row_red: bytes per lane access; row_tma_reduce: 16
+    template: str
+    substitutions: dict
+    params: str
+    min_sm: int = 90
+
+
+def variants():
+    out = []
+    for dtype in DTYPES:
+        for index in INDEX_TYPES:
+            common = {
+                "ELEM_BYTES": str(dtype.size),
+                "INDEX_BYTES": str(index.size),
+                "INDEX_REGS": index.regs,
+                "LOAD_INDEX": index.load,
+            }
+            name = f"row_tma_reduce_{dtype.name}_{index.name}"
+            out.append(Variant(name, "row_tma_reduce", dtype, index, 16, "row_tma_reduce.ptx.in",
+                               dict(common, ENTRY=name, REDUCE_TYPE=dtype.reduce), TMA_PARAMS))
+            name = f"row_private_{dtype.name}_{index.name}"
+            out.append(Variant(name, "row_private", dtype, index, 16, "row_private.ptx.in",
+                               dict(common, **private_substitutions(dtype, index), ENTRY=name,
+                                    REDUCE_TYPE=dtype.reduce), PRIVATE_PARAMS))
+            for vector_bytes in RED_VECTOR_BYTES[dtype.name]:
+                shape = "scalar" if vector_bytes == dtype.size else f"vec{vector_bytes}"
+                name = f"row_red_{shape}_{dtype.name}_{index.name}"
+                body = scalar_add(dtype) if vector_bytes == dtype.size else vector_add(dtype, vector_bytes)
+                out.append(Variant(name, "row_red", dtype, index, vector_bytes, "row_red.ptx.in",
+                                   dict(common, ENTRY=name,
+                                        VECTOR_BYTES=str(vector_bytes),
+                                        VECTOR_ELEMS=str(vector_bytes // dtype.size),
+                                        VALUE_REGS=f".reg {dtype.value_reg}  %x;\n    "
+                                                   + vector_regs(dtype),
+                                        VECTOR_ADD=body,
+                                        SCALAR_ADD=scalar_add(dtype)),
+                                   RED_PARAMS))
+    return out
