@@ -72,6 +72,17 @@ class HostOnly(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "typestr"):
             scatterptx.scatter_add_(FakeArray((10, 4), "<V2"), index, FakeArray((5, 4), "<V2"))
 
+    def test_array_interface_strides_reach_the_library(self):
+        # A row stride of 2 elements for 4 columns: the library itself must
+        # refuse it, naming the field, so the stride was passed through.
+        out = FakeArray((10, 4), "<f4", strides=(8, 4))
+        src = FakeArray((5, 4), "<f4")
+        index = FakeArray((5,), "<i8")
+        with self.assertRaises(scatterptx.ScatterPtxError) as caught:
+            scatterptx.scatter_add_(out, index, src, stream=0)
+        self.assertEqual(caught.exception.status, "SCATTERPTX_ERROR_INVALID_ARGUMENT")
+        self.assertIn("out_row_stride = 2", str(caught.exception))
+
     def test_non_arrays_are_refused(self):
         with self.assertRaises(TypeError):
             scatterptx.scatter_add_([1, 2], [0], [1])
