@@ -4,16 +4,6 @@
 
 namespace scatterptx_bench {
 
-const char* dtype_name(scatterptx_dtype dtype) {
-  switch (dtype) {
-    case SCATTERPTX_F32: return "f32";
-    case SCATTERPTX_F16: return "f16";
-    case SCATTERPTX_BF16: return "bf16";
-    case SCATTERPTX_F64: return "f64";
-  }
-  return "?";
-}
-
 bool parse_dtype(const std::string& text, scatterptx_dtype* dtype) {
   if (text == "f32" || text == "fp32" || text == "float32" || text == "float") {
     *dtype = SCATTERPTX_F32;

@@ -1,4 +1,4 @@
-// Element types on the host: names, sizes and IEEE half / bfloat16 bits.
+// Element types on the host: parsing, sizes and IEEE half / bfloat16 bits.
 #pragma once
 
 #include <cstddef>
@@ -10,14 +10,10 @@
 
 namespace scatterptx_bench {
 
-// "f32", "f16", "bf16", "f64".
-const char* dtype_name(scatterptx_dtype dtype);
-
 // Accepts f32/fp32/float32, f16/fp16/float16/half, bf16/bfloat16, f64/fp64/float64.
 bool parse_dtype(const std::string& text, scatterptx_dtype* dtype);
 
-// Bytes of one element; the same table as scatterptx_dtype_size, kept here so
-// host-side sizing does not depend on a library call succeeding.
+// Bytes of one element (scatterptx_dtype_size).
 size_t dtype_bytes(scatterptx_dtype dtype);
 
 // Round-to-nearest-even, as the GPU's cvt.rn does.

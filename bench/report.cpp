@@ -69,7 +69,7 @@ void write_scenario(JsonWriter& json, const ScenarioResult& r) {
   json.begin_object();
   json.field("name", s.name);
   json.field("kind", index_kind_name(s.kind));
-  json.field("dtype", dtype_name(s.dtype));
+  json.field("dtype", scatterptx_dtype_name(s.dtype));
   json.field("src_rows", s.src_rows);
   json.field("out_rows", s.out_rows);
   json.field("cols", s.cols);
@@ -159,7 +159,7 @@ void print_results_table(std::ostream& stream, const std::vector<ScenarioResult>
   for (const ScenarioResult& r : results) {
     const Scenario& s = r.scenario;
     std::vector<std::string> row = {s.name,
-                                    dtype_name(s.dtype),
+                                    scatterptx_dtype_name(s.dtype),
                                     std::to_string(s.src_rows),
                                     std::to_string(s.out_rows),
                                     std::to_string(s.cols),

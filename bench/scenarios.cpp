@@ -21,7 +21,7 @@ constexpr int64_t kQuickDivisor = 16;
 
 std::string default_name(const Scenario& s) {
   return std::string(index_kind_name(s.kind)) + "-d" + std::to_string(s.cols) + "-" +
-         dtype_name(s.dtype);
+         scatterptx_dtype_name(s.dtype);
 }
 
 Scenario make(IndexKind kind, int64_t src_rows, int64_t out_rows, int64_t cols,
@@ -133,7 +133,7 @@ std::vector<Scenario> default_scenarios(bool quick) {
       const int64_t cols = bytes / static_cast<int64_t>(dtype_bytes(dtype));
       suite.push_back(make(K::uniform, m4, t4, cols, dtype,
                            "small_rows-" + std::to_string(bytes) + "B-d" + std::to_string(cols) +
-                               "-" + dtype_name(dtype)));
+                               "-" + scatterptx_dtype_name(dtype)));
     }
   }
   suite.push_back(make(K::few_idx, 100, 100, 640000, SCATTERPTX_F32));
@@ -166,7 +166,7 @@ bool parse_shape(const std::string& text, Scenario* scenario, std::string* error
   }
   s.name = "shape-" + std::string(index_kind_name(s.kind)) + "-" + std::to_string(s.src_rows) +
            "-" + std::to_string(s.out_rows) + "-d" + std::to_string(s.cols) + "-" +
-           dtype_name(s.dtype);
+           scatterptx_dtype_name(s.dtype);
   *scenario = s;
   return true;
 }

@@ -37,16 +37,6 @@ uint64_t align_up(uint64_t value, uint64_t alignment) { return ceil_div(value, a
 
 uint32_t saturate(uint64_t value) { return static_cast<uint32_t>(std::min<uint64_t>(value, UINT32_MAX)); }
 
-const char* dtype_name(scatterptx_dtype dtype) {
-  switch (dtype) {
-    case SCATTERPTX_F32: return "f32";
-    case SCATTERPTX_F16: return "f16";
-    case SCATTERPTX_BF16: return "bf16";
-    case SCATTERPTX_F64: return "f64";
-  }
-  return "?";
-}
-
 TmaSchedule plan_tma_schedule(const Problem& p, const DeviceLimits& device) {
   const scatterptx_schedule& want = p.schedule;
   const uint32_t elem = static_cast<uint32_t>(p.elem_bytes);
@@ -237,7 +227,7 @@ std::size_t find_variant(KernelFamily family, scatterptx_dtype dtype, scatterptx
     }
   }
   fail(SCATTERPTX_ERROR_DRIVER, std::string("internal error: no kernel variant for dtype ") +
-                                    dtype_name(dtype) + " vector_bytes " + std::to_string(vector_bytes));
+                                    scatterptx_dtype_name(dtype) + " vector_bytes " + std::to_string(vector_bytes));
 }
 
 std::string tma_ineligibility(const Problem& p, const DeviceLimits& device) {

@@ -107,4 +107,14 @@ size_t scatterptx_dtype_size(scatterptx_dtype dtype) {
   return 0;
 }
 
+const char* scatterptx_dtype_name(scatterptx_dtype dtype) {
+  switch (dtype) {
+    case SCATTERPTX_F32: return "f32";
+    case SCATTERPTX_F16: return "f16";
+    case SCATTERPTX_BF16: return "bf16";
+    case SCATTERPTX_F64: return "f64";
+  }
+  return "unknown";
+}
+
 }  // extern "C"

@@ -283,6 +283,16 @@ TEST(ApiValidation, StatusNames) {
   EXPECT_STRNE(unknown_name, "SCATTERPTX_SUCCESS");
 }
 
+TEST(ApiValidation, DtypeNames) {
+  EXPECT_STREQ(scatterptx_dtype_name(SCATTERPTX_F32), "f32");
+  EXPECT_STREQ(scatterptx_dtype_name(SCATTERPTX_F16), "f16");
+  EXPECT_STREQ(scatterptx_dtype_name(SCATTERPTX_BF16), "bf16");
+  EXPECT_STREQ(scatterptx_dtype_name(SCATTERPTX_F64), "f64");
+  scatterptx_dtype unknown;
+  set_raw_enum(unknown, 7);
+  EXPECT_STREQ(scatterptx_dtype_name(unknown), "unknown");
+}
+
 TEST(ApiValidation, DtypeSizes) {
   EXPECT_EQ(scatterptx_dtype_size(SCATTERPTX_F32), 4u);
   EXPECT_EQ(scatterptx_dtype_size(SCATTERPTX_F16), 2u);

@@ -131,6 +131,9 @@ const char* scatterptx_status_name(scatterptx_status status);
 /* Bytes per element of dtype (4, 2, 2, 8), or 0 for an unknown value. */
 size_t scatterptx_dtype_size(scatterptx_dtype dtype);
 
+/* "f32", "f16", "bf16", "f64", or "unknown". */
+const char* scatterptx_dtype_name(scatterptx_dtype dtype);
+
 #ifdef __cplusplus
 }
 #endif
