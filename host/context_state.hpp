@@ -23,6 +23,7 @@ struct ContextState {
   CUfunction functions[kKernelVariantCount] = {};
   CUdeviceptr index_error_records = 0;  // kIndexErrorSlots u64 words
   std::mutex checked_mode_mutex;        // one CHECKED call at a time uses its slot
+  std::mutex record_take_mutex;         // one take (read, then clear) at a time
 
   CUdeviceptr index_error_slot(IndexErrorSlot slot) const { return index_error_records + 8 * slot; }
 };

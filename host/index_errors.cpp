@@ -41,6 +41,8 @@ void launch_checked(const DriverApi& api, ContextState& state, const Problem& p,
 }
 
 int64_t take_recorded_index_error(const DriverApi& api, ContextState& state) {
+  // Two takes at once would both read the slot before either clears it.
+  std::lock_guard<std::mutex> lock(state.record_take_mutex);
   check_driver(api, "cuCtxSynchronize", api.cuCtxSynchronize());
   const CUdeviceptr slot = state.index_error_slot(kRecordModeSlot);
   uint64_t bad = kNoPosition;

@@ -56,7 +56,9 @@ typedef enum scatterptx_index_check {
   SCATTERPTX_INDEX_RECORD = 0,
   /* Synchronises the stream after the launch and returns
    * SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE naming the first offending position
-   * and its value. Not capturable in a CUDA graph. */
+   * and its value. Not capturable in a CUDA graph. CHECKED calls in one
+   * context run one at a time (they share a record), so a CHECKED call must
+   * not wait, through events, on another thread's CHECKED call. */
   SCATTERPTX_INDEX_CHECKED = 1
 } scatterptx_index_check;
 
@@ -114,7 +116,10 @@ scatterptx_status scatterptx_prepare(void);
 /* Synchronises the current context, then reads and clears its index-error
  * record: *position receives the smallest source position whose index was
  * outside [0, out_rows) in any RECORD-mode launch since the last call, or -1
- * when there was none. */
+ * when there was none. The read and the clear are two steps: a launch that
+ * another thread enqueues while this call runs may have its record cleared
+ * unread, so take the record when no other thread is launching into the
+ * context (or use CHECKED mode for those calls). */
 scatterptx_status scatterptx_take_index_error(int64_t* position);
 
 /* Describes the plan scatter_add would run for args on the current device,
