@@ -49,12 +49,11 @@ def write_if_changed(path, text):
 
 
 def manifest(all_variants):
-    family = {"row_tma_reduce": "KernelFamily::row_tma_reduce", "row_red": "KernelFamily::row_red",
-              "row_private": "KernelFamily::row_private"}
+    families = list(dict.fromkeys(v.family for v in all_variants))
     rows = []
     for v in all_variants:
         rows.append(
-            f'    {{"{v.name}", {family[v.family]}, {v.dtype.enum}, {v.index.enum}, '
+            f'    {{"{v.name}", KernelFamily::{v.family}, {v.dtype.enum}, {v.index.enum}, '
             f'{v.vector_bytes}u, "{v.substitutions["ENTRY"]}", "{v.params}", '
             f'/*static_smem=*/0u, /*min_sm=*/{v.min_sm}}},')
     return (
@@ -63,13 +62,13 @@ def manifest(all_variants):
         "#include <cstddef>\n\n"
         '#include "scatterptx/scatterptx.h"\n\n'
         "namespace scatterptx::detail {\n\n"
-        "enum class KernelFamily { row_tma_reduce, row_red, row_private };\n\n"
+        "enum class KernelFamily { " + ", ".join(families) + " };\n\n"
         "struct KernelVariant {\n"
         "  const char* name;\n"
         "  KernelFamily family;\n"
         "  scatterptx_dtype dtype;\n"
         "  scatterptx_index_type index_type;\n"
-        "  unsigned vector_bytes;  // row_red: bytes per lane access\n"
+        "  unsigned vector_bytes;  // row_red, group_segment_sum, group_combine: bytes per lane access\n"
         "  const char* entry;      // .entry symbol in the module\n"
         "  const char* params;     // parameter list, in launch order\n"
         "  unsigned static_smem;   // bytes; all shared memory else is dynamic\n"

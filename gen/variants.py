@@ -4,6 +4,8 @@ template substitutions of each variant."""
 
 from dataclasses import dataclass
 
+import group_snippets as group
+import segment_snippets as segment
 from private_snippets import private_substitutions
 from red_snippets import RED_VECTOR_BYTES, scalar_add, vector_add, vector_regs
 
@@ -57,10 +59,22 @@ RED_PARAMS = ("u64 out_ptr, u64 out_row_stride_bytes, u64 src_ptr, u64 src_row_s
               "u64 vectors_per_row, u32 lanes_per_row_log2, u64 error_record")
 
 
+GROUP_HISTOGRAM_PARAMS = ("u64 key_source, u64 count, u32 shift, u64 counts, u64 tiles, u64 out_rows, "
+                          "u64 error_record")
+GROUP_SCAN_PARAMS = "u64 counts, u64 tiles, u64 totals"
+GROUP_SCATTER_PARAMS = ("u64 key_source, u64 value_source, u64 count, u32 shift, u64 counts, u64 tiles, "
+                        "u64 totals, u64 keys_out, u64 values_out, u64 out_rows")
+GROUP_SEGMENT_SUM_PARAMS = ("u64 out_ptr, u64 out_row_stride_bytes, u64 src_ptr, u64 src_row_stride_bytes, "
+                            "u64 keys, u64 rows, u64 count, u32 sentinel, u64 cols, u64 tiles, "
+                            "u64 partials, u64 partial_stride, u64 plan_error, u64 error_record")
+GROUP_COMBINE_PARAMS = ("u64 out_ptr, u64 out_row_stride_bytes, u64 keys, u64 count, u32 sentinel, "
+                        "u64 cols, u64 tiles, u64 partials, u64 level_sums, u64 partial_stride, u64 step")
+
+
 @dataclass(frozen=True)
 class Variant:
     name: str
-    family: str          # row_tma_reduce | row_red | row_private
+    family: str          # row_tma_reduce | row_red | row_private | group_* (KernelFamily)
     dtype: Dtype
     index: IndexType
     vector_bytes: int    # row_red: bytes per lane access; row_tma_reduce: 16
@@ -100,4 +114,56 @@ def variants():
                                         VECTOR_ADD=body,
                                         SCALAR_ADD=scalar_add(dtype)),
                                    RED_PARAMS))
+    return out + group_variants()
+
+
+def group_variants():
+    """The grouping kernels (radix passes of the index) and the summing
+    kernels of grouped execution. The radix kernels do not depend on the
+    dtype (f32 stands in); the first pass reads the index, later ones keys."""
+    out = []
+    f32 = DTYPES[0]
+    scan = group.block_exclusive_scan
+    sources = [(index, f"_{index.name}") for index in INDEX_TYPES] + [(None, "_keys")]
+    for index, suffix in sources:
+        doc, param, regs, load, record = group.key_source(index)
+        common = {"KEY_SOURCE_DOC": doc, "KEY_SOURCE_PARAM": param, "KEY_REGS": regs, "LOAD_KEY": load}
+        family = "index" if index else "keys"
+        as_index = index or INDEX_TYPES[0]
+        name = "group_histogram" + suffix
+        out.append(Variant(name, f"group_histogram_{family}", f32, as_index, 0, "group_histogram.ptx.in",
+                           dict(common, ENTRY=name, RECORD_BAD=record), GROUP_HISTOGRAM_PARAMS))
+        name = "group_scatter" + suffix
+        out.append(Variant(name, f"group_scatter_{family}", f32, as_index, 0, "group_scatter.ptx.in",
+                           dict(common, ENTRY=name, ROUND_REGS=group.scatter_round_regs(),
+                                BLOCK_EXCLUSIVE_SCAN=scan("%total", "%digit_first", "%n", "warp_sums"),
+                                COUNT_ROUNDS=group.scatter_count_rounds(load, index is not None),
+                                WRITE_ROUNDS=group.scatter_write_rounds()),
+                           GROUP_SCATTER_PARAMS))
+    out.append(Variant("group_scan", "group_scan", f32, INDEX_TYPES[0], 0, "group_scan.ptx.in",
+                       {"ENTRY": "group_scan",
+                        "BLOCK_EXCLUSIVE_SCAN": scan("%sum", "%prefix", "%total", "warp_sums")},
+                       GROUP_SCAN_PARAMS))
+    for dtype in DTYPES:
+        for vectorized in (True, False):
+            shape = "vec16" if vectorized else "scalar"
+            subs = segment.segment_substitutions(dtype, vectorized)
+            subs["ACC"] = segment.acc_type(dtype)
+            subs["ROWS_IN_FLIGHT"] = str(segment.ROWS_IN_FLIGHT)
+            subs["CHUNK_ELEMS"] = str(32 * segment.lane_elems(dtype, vectorized))
+            vector_bytes = 16 if vectorized else dtype.size
+            name = f"group_segment_sum_{shape}_{dtype.name}"
+            out.append(Variant(name, "group_segment_sum", dtype, INDEX_TYPES[0], vector_bytes,
+                               "group_segment_sum.ptx.in",
+                               dict(subs, ENTRY=name,
+                                    **{f"LOAD_POSITION{u}": segment.load_position(dtype, vectorized, u)
+                                       for u in range(segment.ROWS_IN_FLIGHT)}),
+                               GROUP_SEGMENT_SUM_PARAMS))
+            name = f"group_combine_{shape}_{dtype.name}"
+            out.append(Variant(name, "group_combine", dtype, INDEX_TYPES[0], vector_bytes,
+                               "group_combine.ptx.in",
+                               dict(subs, ENTRY=name,
+                                    **{f"LOAD_ITEM{u}": segment.load_item(dtype, vectorized, u)
+                                       for u in range(segment.ROWS_IN_FLIGHT)}),
+                               GROUP_COMBINE_PARAMS))
     return out

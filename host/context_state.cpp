@@ -73,7 +73,8 @@ std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext conte
     CUmodule module = load_variant(api, i);
     check_driver(api, "cuModuleGetFunction",
                  api.cuModuleGetFunction(&state->functions[i], module, kKernelVariants[i].entry));
-    if (kKernelVariants[i].family != KernelFamily::row_red) {
+    const KernelFamily family = kKernelVariants[i].family;
+    if (family == KernelFamily::row_tma_reduce || family == KernelFamily::row_private) {
       // Above 48 KB a CTA's dynamic shared memory needs this opt-in.
       check_driver(api, "cuFuncSetAttribute",
                    api.cuFuncSetAttribute(state->functions[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
@@ -97,6 +98,14 @@ CUcontext require_current_context(const DriverApi& api) {
          "no current CUDA context on this thread (make one current, e.g. cudaSetDevice or cuCtxSetCurrent)");
   }
   return context;
+}
+
+void require_stream_in_context(const DriverApi& api, const ContextState& state, CUstream stream) {
+  CUcontext stream_context = nullptr;
+  check_driver(api, "cuStreamGetCtx", api.cuStreamGetCtx(stream, &stream_context));
+  if (stream_context != state.context) {
+    invalid_argument("stream belongs to another CUDA context than the current one");
+  }
 }
 
 ContextState& current_context_state(const DriverApi& api) {

@@ -31,6 +31,9 @@ struct ContextState {
 // The calling thread's current context; NO_CONTEXT when there is none.
 CUcontext require_current_context(const DriverApi& api);
 
+// Throws INVALID_ARGUMENT unless stream belongs to state's context.
+void require_stream_in_context(const DriverApi& api, const ContextState& state, CUstream stream);
+
 // The state of the current context, created (kernels loaded, records
 // allocated and cleared) on the first call in that context.
 // UNSUPPORTED_DEVICE below sm_90.

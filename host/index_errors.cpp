@@ -11,8 +11,8 @@ namespace {
 constexpr uint64_t kNoPosition = UINT64_MAX;  // the slot's cleared value (all bytes 0xFF)
 }
 
-void launch_checked(const DriverApi& api, ContextState& state, const Problem& p, const Plan& plan,
-                    CUstream stream) {
+void launch_checked(const DriverApi& api, ContextState& state, const Problem& p,
+                    const std::function<void(CUdeviceptr slot)>& enqueue, CUstream stream) {
   CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
   check_driver(api, "cuStreamIsCapturing", api.cuStreamIsCapturing(stream, &capture));
   if (capture != CU_STREAM_CAPTURE_STATUS_NONE) {
@@ -22,11 +22,15 @@ void launch_checked(const DriverApi& api, ContextState& state, const Problem& p,
   std::lock_guard<std::mutex> lock(state.checked_mode_mutex);
   const CUdeviceptr slot = state.index_error_slot(kCheckedModeSlot);
   check_driver(api, "cuMemsetD8Async", api.cuMemsetD8Async(slot, 0xFF, 8, stream));
-  launch_plan(api, state, p, plan, slot, stream);
+  enqueue(slot);
   uint64_t bad = kNoPosition;
   check_driver(api, "cuMemcpyDtoHAsync", api.cuMemcpyDtoHAsync(&bad, slot, 8, stream));
   check_driver(api, "cuStreamSynchronize", api.cuStreamSynchronize(stream));
   if (bad == kNoPosition) return;
+  fail_index_out_of_range(api, p, bad);
+}
+
+void fail_index_out_of_range(const DriverApi& api, const Problem& p, uint64_t bad) {
   int64_t value = 0;
   if (p.index_type == SCATTERPTX_INDEX_INT32) {
     int32_t value32 = 0;

@@ -4,6 +4,8 @@
 // uses a slot of its own, waits for the launch and reports it at once.
 #pragma once
 
+#include <functional>
+
 #include <cuda.h>
 
 #include <cstdint>
@@ -14,10 +16,16 @@
 
 namespace scatterptx::detail {
 
-// Launches plan in CHECKED mode: synchronises stream, then throws
-// INDEX_OUT_OF_RANGE naming the first offending position and its value.
-void launch_checked(const DriverApi& api, ContextState& state, const Problem& problem, const Plan& plan,
-                    CUstream stream);
+// Runs enqueue(slot) in CHECKED mode: the launches it enqueues on stream
+// record bad indices in a cleared slot of their own; synchronises stream,
+// then throws INDEX_OUT_OF_RANGE naming the first offending position and its
+// value.
+void launch_checked(const DriverApi& api, ContextState& state, const Problem& problem,
+                    const std::function<void(CUdeviceptr slot)>& enqueue, CUstream stream);
+
+// Throws INDEX_OUT_OF_RANGE for the bad source position `position` (read
+// back from a record): names it and its value in problem's index.
+[[noreturn]] void fail_index_out_of_range(const DriverApi& api, const Problem& problem, uint64_t position);
 
 // Synchronises the context and returns, then clears, the RECORD-mode slot:
 // the smallest offending position since the last call, or -1.

@@ -221,8 +221,7 @@ std::size_t find_variant(KernelFamily family, scatterptx_dtype dtype, scatterptx
                          unsigned vector_bytes) {
   for (std::size_t i = 0; i < kKernelVariantCount; ++i) {
     const KernelVariant& v = kKernelVariants[i];
-    if (v.family == family && v.dtype == dtype && v.index_type == index_type &&
-        (family != KernelFamily::row_red || v.vector_bytes == vector_bytes)) {
+    if (v.family == family && v.dtype == dtype && v.index_type == index_type && v.vector_bytes == vector_bytes) {
       return i;
     }
   }

@@ -14,18 +14,6 @@
 
 using namespace scatterptx::detail;
 
-namespace {
-
-void require_stream_in_context(const DriverApi& api, const ContextState& state, CUstream stream) {
-  CUcontext stream_context = nullptr;
-  check_driver(api, "cuStreamGetCtx", api.cuStreamGetCtx(stream, &stream_context));
-  if (stream_context != state.context) {
-    invalid_argument("stream belongs to another CUDA context than the current one");
-  }
-}
-
-}  // namespace
-
 extern "C" {
 
 void scatterptx_scatter_add_args_init(scatterptx_scatter_add_args* args) {
@@ -47,7 +35,9 @@ scatterptx_status scatterptx_scatter_add(const scatterptx_scatter_add_args* args
     require_stream_in_context(api, state, stream);
     const Plan plan = make_plan(problem, state.limits);
     if (problem.index_check == SCATTERPTX_INDEX_CHECKED) {
-      launch_checked(api, state, problem, plan, stream);
+      launch_checked(
+          api, state, problem, [&](CUdeviceptr slot) { launch_plan(api, state, problem, plan, slot, stream); },
+          stream);
     } else {
       launch_plan(api, state, problem, plan, state.index_error_slot(kRecordModeSlot), stream);
     }

@@ -49,8 +49,19 @@ TEST(KernelManifest, EveryVariantIsAssembledForSm90WithItsPtx) {
     } else if (variant.family == KernelFamily::row_private) {
       EXPECT_NE(ptx.find("cp.async.bulk.shared::cluster.global.mbarrier"), std::string::npos);
       EXPECT_NE(ptx.find("cp.reduce.async.bulk.global.shared::cta.bulk_group.add"), std::string::npos);
-    } else {
+    } else if (variant.family == KernelFamily::row_red) {
       EXPECT_NE(ptx.find("red.global.add"), std::string::npos);
+    } else if (variant.family == KernelFamily::group_histogram_index ||
+               variant.family == KernelFamily::group_histogram_keys ||
+               variant.family == KernelFamily::group_scatter_index ||
+               variant.family == KernelFamily::group_scatter_keys) {
+      // Stable ranking within a warp, no global atomics but the bad-index record.
+      EXPECT_NE(ptx.find("match.any.sync.b32"), std::string::npos);
+      EXPECT_EQ(ptx.find("atom.global"), std::string::npos);
+    } else {
+      // The summing kernels add in a fixed order: no atomic adds at all.
+      EXPECT_EQ(ptx.find("red.global.add"), std::string::npos);
+      EXPECT_EQ(ptx.find("atom."), std::string::npos);
     }
   }
 }

@@ -127,6 +127,94 @@ scatterptx_status scatterptx_take_index_error(int64_t* position);
 scatterptx_status scatterptx_describe_plan(const scatterptx_scatter_add_args* args, char* buffer,
                                            size_t buffer_size);
 
+/* ---- Grouped execution -------------------------------------------------
+ *
+ * The streaming paths above reduce every source row into out on its own: a
+ * random index into an out far larger than L2 pays a DRAM read-modify-write
+ * of out per source row, and a hot target serialises on the L2 atomics.
+ * Grouped execution first groups the source positions by target (a stable
+ * radix sort of the index on the GPU), then sums each target's rows on chip
+ * and adds each sum to its out row once.
+ *
+ * A plan holds that grouping for one index and may be executed many times on
+ * new src and out values; scatterptx_scatter_add_grouped() builds and
+ * executes one in a single stream-ordered call. */
+
+typedef enum scatterptx_mode {
+  SCATTERPTX_MODE_AUTO = 0,      /* the planner picks from shapes and dtype */
+  SCATTERPTX_MODE_STREAMING = 1, /* no grouping: what scatterptx_scatter_add runs; args.path applies */
+  /* Stable grouping by target; each segment's rows are summed on chip (f32
+   * for f16/bf16, f64 for f64) and the sum is added to its out row once;
+   * segments longer than a tile are summed in tile pieces combined in a
+   * fixed order, never by atomics. */
+  SCATTERPTX_MODE_SEGMENTED = 2
+} scatterptx_mode;
+
+typedef struct scatterptx_group_options {
+  scatterptx_mode mode;
+  /* Nonzero: the result is bitwise identical across runs, launches, streams
+   * and warps_per_cta for the same inputs on the same GPU model with the same
+   * library version. Selects SEGMENTED (with AUTO); STREAMING is refused. */
+  int deterministic;
+  /* Warps per CTA of the summing kernels, 1..32; 0 keeps the planner's. It
+   * changes the grid, not the result. */
+  uint32_t warps_per_cta;
+} scatterptx_group_options;
+
+/* AUTO, not deterministic, planner's warps_per_cta. */
+void scatterptx_group_options_init(scatterptx_group_options* options);
+
+typedef struct scatterptx_plan_st* scatterptx_plan;
+
+/* Bytes of device workspace a plan for args needs (0 for STREAMING). Reads
+ * only the sizes, strides, dtype and index type of args; options NULL means
+ * the defaults. For SEGMENTED with M = src_rows, T = out_rows, row_bytes of
+ * the accumulator type (f32 for f16/bf16/f32, f64 for f64), rounded up to 16:
+ *   about 16*M + 4*256*ceil(M/4096) + 3*ceil(M/256)*row_bytes + 1 KB. */
+scatterptx_status scatterptx_plan_workspace_size(const scatterptx_scatter_add_args* args,
+                                                 const scatterptx_group_options* options, size_t* bytes);
+
+/* Validates args, picks the mode and builds the grouping of args->index on
+ * stream, then synchronises the stream, so the plan may be executed on any
+ * stream of the context afterwards. args->out and args->src are checked like
+ * scatter_add's and give the alignment later calls must keep; nothing is
+ * written to out. workspace: NULL to have the plan allocate (and free on
+ * destroy) its own, else a device allocation of at least
+ * scatterptx_plan_workspace_size() bytes, 256-byte aligned, that the caller
+ * keeps alive and untouched until destroy. A SEGMENTED plan reads the
+ * index's contents once, here (later changes to it are not seen); a
+ * STREAMING plan reads it at every execute, so it must stay valid.
+ * RECORD mode: every execute records an out-of-range index, exactly as
+ * scatter_add does (its row is skipped). CHECKED mode: such an index fails
+ * this call with SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE (position and value
+ * named) and no plan is made; for a STREAMING plan each execute checks. */
+scatterptx_status scatterptx_plan_create(const scatterptx_scatter_add_args* args,
+                                         const scatterptx_group_options* options, void* workspace,
+                                         size_t workspace_bytes, CUstream stream, scatterptx_plan* plan);
+
+/* out[index[i], :] += src[i, :] with the plan's index, for new out and src
+ * pointers with the shapes and strides given at create and at least the
+ * alignment of the pointers given there. Stream-ordered, no allocation, no
+ * synchronisation; capturable. Executes of one plan share its workspace:
+ * the caller orders executes on different streams (events), one at a time. */
+scatterptx_status scatterptx_plan_execute(scatterptx_plan plan, void* out, const void* src, CUstream stream);
+
+/* Frees what the plan allocated. The caller makes sure no execute of it is
+ * still running. NULL is a no-op. */
+scatterptx_status scatterptx_plan_destroy(scatterptx_plan plan);
+
+/* "mode=segmented passes=3 ..." for the plan. */
+scatterptx_status scatterptx_plan_describe(scatterptx_plan plan, char* buffer, size_t buffer_size);
+
+/* Builds a plan in the caller's workspace and executes it, stream-ordered,
+ * without synchronising (except in CHECKED mode, which behaves as
+ * scatter_add's: every valid row is added, then the first bad position is
+ * reported). workspace must hold scatterptx_plan_workspace_size() bytes
+ * (NULL is allowed only when that is 0). */
+scatterptx_status scatterptx_scatter_add_grouped(const scatterptx_scatter_add_args* args,
+                                                 const scatterptx_group_options* options, void* workspace,
+                                                 size_t workspace_bytes, CUstream stream);
+
 /* The calling thread's message for its last failed call ("" if none). */
 const char* scatterptx_last_error_message(void);
 

@@ -1,0 +1,133 @@
+"""PTX snippets of the grouping kernels (ptx/group_*.ptx.in): the block-wide
+scan, where the keys of a radix pass come from, and the unrolled per-key
+blocks of the stable scatter."""
+
+# Keys per thread in group_histogram and group_scatter: 8 warps x 16 rounds
+# x 32 lanes = 4096 keys per CTA (kSortTileKeys in host/group_plan.hpp).
+SCATTER_ROUNDS = 16
+
+
+def block_exclusive_scan(value, prefix, total, warp_sums):
+    """Exclusive scan of one u32 per thread over a 256-thread CTA: prefix
+    gets the sum of the lower threads' values, total the CTA's sum. Needs
+    %lane and %warp, and an 8-word shared array warp_sums; every thread of
+    the CTA must execute it (it holds two bar.sync)."""
+    steps = "".join(
+        f"    shfl.sync.up.b32    %scan_y|%scan_p, %scan_x, {d}, 0, 0xFFFFFFFF;\n"
+        f"    @%scan_p add.u32    %scan_x, %scan_x, %scan_y;\n" for d in (1, 2, 4, 8, 16))
+    sums = "".join(
+        f"    ld.shared.u32       %scan_y, [%scan_a+{4 * w}];\n"
+        f"    add.u32             {total}, {total}, %scan_y;\n"
+        f"    setp.gt.u32         %scan_p, %warp, {w};\n"
+        f"    @%scan_p add.u32    {prefix}, {prefix}, %scan_y;\n" for w in range(8))
+    return (
+        "    {\n"
+        "    .reg .pred  %scan_p;\n"
+        "    .reg .b32   %scan_x, %scan_y, %scan_a;\n"
+        f"    mov.u32             %scan_x, {value};\n"
+        + steps +
+        "    // %scan_x: inclusive scan within the warp; lane 31 holds the warp's sum.\n"
+        f"    mov.u32             %scan_a, {warp_sums};\n"
+        "    setp.eq.u32         %scan_p, %lane, 31;\n"
+        "    mad.lo.u32          %scan_y, %warp, 4, %scan_a;\n"
+        "    @%scan_p st.shared.u32 [%scan_y], %scan_x;\n"
+        "    bar.sync            0;\n"
+        f"    mov.u32             {total}, 0;\n"
+        f"    sub.u32             {prefix}, %scan_x, {value};\n"
+        + sums +
+        "    // The warp sums may be overwritten by the next scan only once all are read.\n"
+        "    bar.sync            0;\n"
+        "    }")
+
+
+# Where a pass's keys come from. The first pass reads the index and turns
+# it into keys: a target outside [0, out_rows) (negative ones included,
+# compared unsigned) becomes the key out_rows, which sorts after every valid
+# one, and group_histogram records its position. Later passes read the keys
+# the previous pass wrote. Each snippet loads the key of position %pos into
+# %key under %active.
+def key_source(index_type):
+    """(doc, param comment, registers, load of %key, record of a bad one)."""
+    if index_type is None:
+        return ("Later passes: the keys the previous pass's group_scatter wrote.",
+                "u32 keys of the previous pass", "",
+                "@%active shl.b64    %addr, %pos, 2;\n"
+                "    @%active add.u64    %addr, %addr, %source;\n"
+                "    @%active ld.global.nc.u32 %key, [%addr];", "")
+    load = ("ld.global.nc.s32 %index32, [%addr];\n"
+            "    @%active cvt.s64.s32 %target, %index32;" if index_type.size == 4 else
+            "ld.global.nc.s64 %target, [%addr];")
+    return ("First pass: the index itself; an entry outside [0, out_rows), negative or "
+            "too large,\n// becomes the key out_rows (sorted last, never summed) and its "
+            "position is recorded.",
+            f"{index_type.name} index (the first pass)",
+            ".reg .b64   %target;\n    .reg .b32   %index32;" if index_type.size == 4 else
+            ".reg .b64   %target;",
+            f"@%active mul.lo.u64 %addr, %pos, {index_type.size};\n"
+            "    @%active add.u64    %addr, %addr, %source;\n"
+            f"    @%active {load}\n"
+            "    setp.ge.and.u64     %bad, %target, %out_rows, %active;\n"
+            "    @%bad mov.u64       %target, %out_rows;\n"
+            "    @%active cvt.u32.u64 %key, %target;",
+            "@%bad red.global.min.u64 [%record], %pos;")
+
+
+def scatter_round_regs():
+    rounds = SCATTER_ROUNDS
+    return (f".reg .pred  %in<{rounds}>;\n"
+            f"    .reg .b32   %k<{rounds}>, %v<{rounds}>, %l<{rounds}>;")
+
+
+def scatter_count_rounds(load_key, from_index):
+    """Round r: load the pair at %first + 32 r, rank it, keep it in %k r,
+    %v r, %l r (valid under %in r)."""
+    blocks = []
+    for r in range(SCATTER_ROUNDS):
+        value = (f"    cvt.u32.u64         %v{r}, %pos;\n" if from_index else
+                 f"    @%active shl.b64    %addr, %pos, 2;\n"
+                 f"    @%active add.u64    %addr, %addr, %values;\n"
+                 f"    @%active ld.global.nc.u32 %v{r}, [%addr];\n")
+        blocks.append(
+            f"    // round {r}\n"
+            f"    add.u64             %pos, %first, {32 * r};\n"
+            "    setp.lt.u64         %active, %pos, %count;\n"
+            f"    {load_key}\n"
+            f"    mov.pred            %in{r}, %active;\n"
+            f"    mov.u32             %k{r}, %key;\n"
+            + value +
+            "    mov.u32             %digit, 0xFFFFFFFF;\n"
+            "    @%active shr.b32    %digit, %key, %shift;\n"
+            "    @%active and.b32    %digit, %digit, 255;\n"
+            "    match.any.sync.b32  %peers, %digit, 0xFFFFFFFF;\n"
+            "    mov.u32             %before, %lanemask_lt;\n"
+            "    and.b32             %before, %before, %peers;\n"
+            "    popc.b32            %rank, %before;\n"
+            "    setp.eq.and.u32     %leader, %before, 0, %active;\n"
+            "    popc.b32            %n, %peers;\n"
+            "    mad.lo.u32          %a, %digit, 4, %my_counters;\n"
+            "    mov.u32             %prior, 0;\n"
+            "    @%active ld.shared.u32 %prior, [%a];\n"
+            "    // Every equal lane has read the counter before the lowest moves it on.\n"
+            "    bar.warp.sync       0xFFFFFFFF;\n"
+            "    add.u32             %n, %n, %prior;\n"
+            "    @%leader st.shared.u32 [%a], %n;\n"
+            "    bar.warp.sync       0xFFFFFFFF;\n"
+            f"    add.u32             %l{r}, %prior, %rank;\n")
+    return "".join(blocks)
+
+
+def scatter_write_rounds():
+    blocks = []
+    for r in range(SCATTER_ROUNDS):
+        blocks.append(
+            f"    @%in{r} shr.b32     %digit, %k{r}, %shift;\n"
+            f"    @%in{r} and.b32     %digit, %digit, 255;\n"
+            f"    @%in{r} mad.lo.u32  %a, %digit, 4, %my_counters;\n"
+            f"    @%in{r} ld.shared.u32 %dst, [%a];\n"
+            f"    @%in{r} add.u32     %dst, %dst, %l{r};\n"
+            f"    @%in{r} mul.wide.u32 %t64, %dst, 4;\n"
+            f"    @%in{r} add.u64     %addr, %keys_out, %t64;\n"
+            f"    @%in{r} st.global.u32 [%addr], %k{r};\n"
+            f"    @%in{r} add.u64     %addr, %values_out, %t64;\n"
+            f"    @%in{r} st.global.u32 [%addr], %v{r};\n")
+    return "".join(blocks)

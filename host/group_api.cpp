@@ -1,0 +1,230 @@
+// The C ABI of grouped execution: plans (create, execute, destroy,
+// describe), the workspace size and the single-shot call. Arguments and
+// options are checked before the driver is touched.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "context_state.hpp"
+#include "errors.hpp"
+#include "group_launch.hpp"
+#include "group_plan.hpp"
+#include "index_errors.hpp"
+#include "launch.hpp"
+#include "plan.hpp"
+#include "problem.hpp"
+#include "scatterptx/scatterptx.h"
+
+using namespace scatterptx::detail;
+
+struct scatterptx_plan_st {
+  CUcontext context = nullptr;
+  Problem problem;  // as at create: its out and src give the alignment executes keep
+  GroupPlan plan;
+  CUdeviceptr workspace = 0;
+  bool owns_workspace = false;
+};
+
+namespace {
+
+constexpr uint64_t kNoPosition = UINT64_MAX;
+
+void require_workspace(const GroupPlan& plan, const void* workspace, size_t workspace_bytes) {
+  const uint64_t needed = plan.mode == SCATTERPTX_MODE_SEGMENTED ? plan.workspace.bytes : 0;
+  if (needed == 0) return;
+  if (workspace == nullptr) {
+    invalid_argument("workspace is NULL; this problem needs " + std::to_string(needed) +
+                     " bytes (scatterptx_plan_workspace_size)");
+  }
+  if (workspace_bytes < needed) {
+    invalid_argument("workspace_bytes = " + std::to_string(workspace_bytes) + " is below the " +
+                     std::to_string(needed) + " bytes this problem needs (scatterptx_plan_workspace_size)");
+  }
+  if (reinterpret_cast<uintptr_t>(workspace) % kWorkspaceAlignment != 0) {
+    invalid_argument("workspace is not 256-byte aligned");
+  }
+}
+
+CUdeviceptr device_address(const void* pointer) {
+  return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(pointer));
+}
+
+// Enqueues a STREAMING plan's launch: scatter_add's, RECORD or CHECKED.
+void run_streaming(const DriverApi& api, ContextState& state, const Problem& problem, CUstream stream) {
+  const Plan plan = make_plan(problem, state.limits);
+  if (problem.index_check == SCATTERPTX_INDEX_CHECKED) {
+    launch_checked(
+        api, state, problem, [&](CUdeviceptr slot) { launch_plan(api, state, problem, plan, slot, stream); },
+        stream);
+  } else {
+    launch_plan(api, state, problem, plan, state.index_error_slot(kRecordModeSlot), stream);
+  }
+}
+
+// A plan's problem with another out and src, which must keep create's
+// alignment (the kernels were chosen for it).
+Problem problem_for_execute(const scatterptx_plan_st& plan, void* out, const void* src) {
+  if (out == nullptr) invalid_argument("out is NULL");
+  if (src == nullptr) invalid_argument("src is NULL");
+  Problem p = plan.problem;
+  p.out_address = device_address(out);
+  p.src_address = device_address(src);
+  uint64_t alignment = p.elem_bytes;
+  if (plan.plan.mode == SCATTERPTX_MODE_SEGMENTED && plan.plan.vectorized) alignment = kLaneSliceBytes;
+  if (plan.plan.mode == SCATTERPTX_MODE_STREAMING) {
+    // The streaming planner picks its path from the pointers themselves.
+    alignment = p.elem_bytes;
+  }
+  if (p.out_address % alignment != 0) {
+    invalid_argument("out is not " + std::to_string(alignment) + "-byte aligned, as the plan's out was");
+  }
+  if (p.src_address % alignment != 0) {
+    invalid_argument("src is not " + std::to_string(alignment) + "-byte aligned, as the plan's src was");
+  }
+  return p;
+}
+
+}  // namespace
+
+extern "C" {
+
+void scatterptx_group_options_init(scatterptx_group_options* options) {
+  if (options == nullptr) return;
+  std::memset(options, 0, sizeof(*options));
+  options->mode = SCATTERPTX_MODE_AUTO;
+}
+
+scatterptx_status scatterptx_plan_workspace_size(const scatterptx_scatter_add_args* args,
+                                                 const scatterptx_group_options* options, size_t* bytes) {
+  return guarded([&] {
+    if (bytes == nullptr) invalid_argument("bytes is NULL");
+    *bytes = 0;
+    const Problem problem = validate_arguments(args);
+    const GroupPlan plan = make_group_plan(problem, validate_group_options(options, problem));
+    if (plan.mode == SCATTERPTX_MODE_SEGMENTED) *bytes = plan.workspace.bytes;
+  });
+}
+
+scatterptx_status scatterptx_plan_create(const scatterptx_scatter_add_args* args,
+                                         const scatterptx_group_options* options, void* workspace,
+                                         size_t workspace_bytes, CUstream stream, scatterptx_plan* plan_out) {
+  return guarded([&] {
+    if (plan_out == nullptr) invalid_argument("plan is NULL");
+    *plan_out = nullptr;
+    auto made = std::make_unique<scatterptx_plan_st>();
+    made->problem = validate_arguments(args);
+    made->plan = make_group_plan(made->problem, validate_group_options(options, made->problem));
+    const bool segmented = made->plan.mode == SCATTERPTX_MODE_SEGMENTED;
+    if (workspace != nullptr && segmented) require_workspace(made->plan, workspace, workspace_bytes);
+    const DriverApi& api = require_driver();
+    ContextState& state = current_context_state(api);
+    require_stream_in_context(api, state, stream);
+    made->context = state.context;
+    if (!segmented) {
+      (void)make_plan(made->problem, state.limits);  // refuses what execute would refuse, now
+      *plan_out = made.release();
+      return;
+    }
+    // Frees an allocation of the plan's own if a later step fails.
+    struct OwnedWorkspace {
+      const DriverApi& api;
+      CUdeviceptr address = 0;
+      ~OwnedWorkspace() {
+        if (address != 0) api.cuMemFree(address);
+      }
+    } owned{api};
+    if (workspace == nullptr) {
+      check_driver(api, "cuMemAlloc", api.cuMemAlloc(&owned.address, made->plan.workspace.bytes));
+      made->workspace = owned.address;
+      made->owns_workspace = true;
+    } else {
+      made->workspace = device_address(workspace);
+    }
+    launch_grouping(api, state, made->problem, made->plan, made->workspace, stream);
+    check_driver(api, "cuStreamSynchronize", api.cuStreamSynchronize(stream));
+    if (made->problem.index_check == SCATTERPTX_INDEX_CHECKED) {
+      uint64_t bad = kNoPosition;
+      check_driver(api, "cuMemcpyDtoH",
+                   api.cuMemcpyDtoH(&bad, made->workspace + made->plan.workspace.plan_error, 8));
+      if (bad != kNoPosition) fail_index_out_of_range(api, made->problem, bad);
+    }
+    owned.address = 0;  // the plan owns it now
+    *plan_out = made.release();
+  });
+}
+
+scatterptx_status scatterptx_plan_execute(scatterptx_plan plan, void* out, const void* src, CUstream stream) {
+  return guarded([&] {
+    if (plan == nullptr) invalid_argument("plan is NULL");
+    const Problem problem = problem_for_execute(*plan, out, src);
+    if (problem.is_empty()) return;
+    const DriverApi& api = require_driver();
+    ContextState& state = current_context_state(api);
+    if (state.context != plan->context) {
+      invalid_argument("the plan was created in another CUDA context than the current one");
+    }
+    require_stream_in_context(api, state, stream);
+    if (plan->plan.mode == SCATTERPTX_MODE_STREAMING) {
+      run_streaming(api, state, problem, stream);
+      return;
+    }
+    // A CHECKED plan's index was found clean at create, so nothing is left to
+    // wait for: the record slot only ever sees RECORD plans' positions.
+    launch_grouped_sums(api, state, problem, plan->plan, plan->workspace, state.index_error_slot(kRecordModeSlot),
+                        stream);
+  });
+}
+
+scatterptx_status scatterptx_plan_destroy(scatterptx_plan plan) {
+  return guarded([&] {
+    if (plan == nullptr) return;
+    std::unique_ptr<scatterptx_plan_st> owned(plan);
+    if (owned->owns_workspace) {
+      const DriverApi& api = require_driver();
+      check_driver(api, "cuMemFree", api.cuMemFree(owned->workspace));
+    }
+  });
+}
+
+scatterptx_status scatterptx_plan_describe(scatterptx_plan plan, char* buffer, size_t buffer_size) {
+  return guarded([&] {
+    if (buffer == nullptr || buffer_size == 0) invalid_argument("buffer is NULL or buffer_size is 0");
+    buffer[0] = '\0';
+    if (plan == nullptr) invalid_argument("plan is NULL");
+    const std::string text = plan->plan.describe();
+    const size_t length = std::min(text.size(), buffer_size - 1);
+    std::memcpy(buffer, text.data(), length);
+    buffer[length] = '\0';
+  });
+}
+
+scatterptx_status scatterptx_scatter_add_grouped(const scatterptx_scatter_add_args* args,
+                                                 const scatterptx_group_options* options, void* workspace,
+                                                 size_t workspace_bytes, CUstream stream) {
+  return guarded([&] {
+    const Problem problem = validate_arguments(args);
+    const GroupPlan plan = make_group_plan(problem, validate_group_options(options, problem));
+    require_workspace(plan, workspace, workspace_bytes);
+    if (problem.is_empty()) return;
+    const DriverApi& api = require_driver();
+    ContextState& state = current_context_state(api);
+    require_stream_in_context(api, state, stream);
+    if (plan.mode == SCATTERPTX_MODE_STREAMING) {
+      run_streaming(api, state, problem, stream);
+      return;
+    }
+    const CUdeviceptr base = device_address(workspace);
+    auto enqueue = [&](CUdeviceptr slot) {
+      launch_grouping(api, state, problem, plan, base, stream);
+      launch_grouped_sums(api, state, problem, plan, base, slot, stream);
+    };
+    if (problem.index_check == SCATTERPTX_INDEX_CHECKED) {
+      launch_checked(api, state, problem, enqueue, stream);
+    } else {
+      enqueue(state.index_error_slot(kRecordModeSlot));
+    }
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,181 @@
+#include "group_plan.hpp"
+
+#include <algorithm>
+#include <sstream>
+
+#include "errors.hpp"
+
+namespace scatterptx::detail {
+namespace {
+
+constexpr uint32_t kDefaultSummingWarps = 8;
+// Warps the summing kernels aim for: enough 2 KB row groups in flight to
+// cover DRAM latency on a Hopper-class GPU; a fixed number, so that the plan
+// (and the result) does not depend on the device.
+constexpr uint64_t kTargetSummingWarps = 4096;
+// AUTO takes SEGMENTED from this row size up: below it most lanes of a
+// summing warp would idle, and the streaming red path is already close to
+// its floor on short rows.
+constexpr uint64_t kSegmentedMinRowBytes = 256;
+// AUTO keeps streaming when out fits comfortably in L2 and targets are not
+// hot: the reductions then stay on chip and grouping only adds the sort.
+constexpr uint64_t kL2ResidentOutBytes = 16ull << 20;
+constexpr uint64_t kHotDuplicates = 64;
+
+uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+uint64_t align_up(uint64_t value, uint64_t alignment) { return ceil_div(value, alignment) * alignment; }
+
+uint64_t acc_bytes(scatterptx_dtype dtype) { return dtype == SCATTERPTX_F64 ? 8 : 4; }
+
+bool vector_aligned(const Problem& p) {
+  return p.row_bytes() % kLaneSliceBytes == 0 && p.out_row_stride_bytes % kLaneSliceBytes == 0 &&
+         p.src_row_stride_bytes % kLaneSliceBytes == 0 && p.out_address % kLaneSliceBytes == 0 &&
+         p.src_address % kLaneSliceBytes == 0;
+}
+
+uint32_t bit_width(uint64_t value) {
+  uint32_t bits = 0;
+  while (value != 0) {
+    ++bits;
+    value >>= 1;
+  }
+  return bits;
+}
+
+std::string auto_reason(const Problem& p) {
+  if (!segmented_ineligibility(p).empty()) return "segmented ineligible: " + segmented_ineligibility(p);
+  if (p.row_bytes() < kSegmentedMinRowBytes) return "rows under 256 bytes";
+  if (!vector_aligned(p)) return "rows, strides or pointers not 16-byte aligned";
+  if (p.out_rows * p.row_bytes() <= kL2ResidentOutBytes && p.src_rows <= kHotDuplicates * p.out_rows) {
+    return "out fits in L2 and targets are not hot";
+  }
+  return "";
+}
+
+GroupWorkspace layout_workspace(const GroupPlan& plan, uint64_t rows) {
+  GroupWorkspace w;
+  uint64_t at = 0;
+  auto take = [&](uint64_t bytes) {
+    const uint64_t offset = at;
+    at = align_up(at + bytes, kWorkspaceAlignment);
+    return offset;
+  };
+  w.plan_error = take(8);
+  for (int b = 0; b < 2; ++b) w.keys[b] = take(4 * rows);
+  for (int b = 0; b < 2; ++b) w.rows[b] = take(4 * rows);
+  w.counts = take(4 * kSortDigits * plan.sort_tiles);
+  w.totals = take(4 * kSortDigits);
+  w.partials = take(2 * plan.segment_tiles * plan.partial_stride);
+  w.level_sums = take(plan.segment_tiles * plan.partial_stride);
+  w.bytes = at;
+  return w;
+}
+
+}  // namespace
+
+std::string segmented_ineligibility(const Problem& p) {
+  if (p.src_rows > kMaxGroupedRows) return "src_rows above 2^32 - 1 (source positions are u32)";
+  if (p.out_rows > kMaxGroupedTargets) return "out_rows above 2^32 - 2 (keys are u32)";
+  return "";
+}
+
+GroupOptions validate_group_options(const scatterptx_group_options* options, const Problem& p) {
+  GroupOptions o;
+  if (options != nullptr) {
+    if (options->mode != SCATTERPTX_MODE_AUTO && options->mode != SCATTERPTX_MODE_STREAMING &&
+        options->mode != SCATTERPTX_MODE_SEGMENTED) {
+      invalid_argument("options->mode = " + std::to_string(static_cast<int>(options->mode)) +
+                       " is not a scatterptx_mode");
+    }
+    if (options->warps_per_cta > 32) {
+      invalid_argument("options->warps_per_cta = " + std::to_string(options->warps_per_cta) +
+                       " is above 32 (a CTA has at most 1024 threads)");
+    }
+    o.mode = options->mode;
+    o.deterministic = options->deterministic != 0;
+    o.warps_per_cta = options->warps_per_cta;
+  }
+  if (o.deterministic && o.mode == SCATTERPTX_MODE_STREAMING) {
+    invalid_argument("deterministic results need grouping: the streaming paths add with atomics; "
+                     "use SCATTERPTX_MODE_SEGMENTED or AUTO");
+  }
+  const bool grouped = o.mode == SCATTERPTX_MODE_SEGMENTED || o.deterministic;
+  if (grouped || o.mode == SCATTERPTX_MODE_AUTO) {
+    // In AUTO the streaming fallback uses the planner's own path and schedule.
+    if (p.path != SCATTERPTX_PATH_AUTO) {
+      invalid_argument("args->path forces a streaming path; it needs options->mode = SCATTERPTX_MODE_STREAMING");
+    }
+    if (p.has_schedule) {
+      invalid_argument("args->schedule tunes a streaming path; it needs options->mode = SCATTERPTX_MODE_STREAMING");
+    }
+  }
+  if (grouped) {
+    const std::string why = segmented_ineligibility(p);
+    if (!why.empty()) invalid_argument("segmented mode cannot take this problem: " + why);
+  }
+  return o;
+}
+
+GroupPlan make_group_plan(const Problem& p, const GroupOptions& o) {
+  GroupPlan plan;
+  plan.deterministic = o.deterministic;
+  if (o.mode == SCATTERPTX_MODE_SEGMENTED || o.deterministic) {
+    plan.mode = SCATTERPTX_MODE_SEGMENTED;
+    plan.why_mode = o.deterministic ? "deterministic" : "forced";
+  } else if (o.mode == SCATTERPTX_MODE_STREAMING) {
+    plan.mode = SCATTERPTX_MODE_STREAMING;
+    plan.why_mode = "forced";
+  } else {
+    const std::string why = auto_reason(p);
+    plan.mode = why.empty() ? SCATTERPTX_MODE_SEGMENTED : SCATTERPTX_MODE_STREAMING;
+    plan.why_mode = why.empty() ? "long rows, out beyond L2 or hot targets" : why;
+  }
+  if (plan.mode == SCATTERPTX_MODE_STREAMING) return plan;
+
+  const uint64_t m = p.src_rows;
+  plan.vectorized = vector_aligned(p);
+  plan.key_bits = bit_width(p.out_rows);  // the largest key is out_rows itself
+  plan.passes = std::max<uint32_t>(1, (plan.key_bits + kSortDigitBits - 1) / kSortDigitBits);
+  plan.sort_tiles = ceil_div(m, kSortTileKeys);
+  plan.segment_tiles = ceil_div(m, kSegmentTileRows);
+  uint64_t reach = 1;  // the longest run (in tiles) the levels so far cover
+  while (reach < plan.segment_tiles) {
+    reach *= kCombineFanIn;
+    ++plan.combine_levels;
+  }
+  plan.partial_stride = align_up(p.cols * acc_bytes(p.dtype), kLaneSliceBytes);
+  plan.summing_warps = o.warps_per_cta != 0 ? o.warps_per_cta : kDefaultSummingWarps;
+  plan.summing_grid_x = ceil_div(plan.segment_tiles, plan.summing_warps);
+  const uint64_t lane_elems = plan.vectorized ? kLaneSliceBytes / p.elem_bytes : 1;
+  const uint64_t chunks = std::max<uint64_t>(1, ceil_div(p.cols, 32 * lane_elems));
+  const uint64_t want_y = ceil_div(kTargetSummingWarps, std::max<uint64_t>(1, plan.segment_tiles));
+  plan.summing_grid_y = static_cast<uint32_t>(std::min<uint64_t>({chunks, want_y, 65535}));
+
+  plan.histogram_variant[0] = find_variant(KernelFamily::group_histogram_index, SCATTERPTX_F32, p.index_type, 0);
+  plan.histogram_variant[1] = find_variant(KernelFamily::group_histogram_keys, SCATTERPTX_F32,
+                                           SCATTERPTX_INDEX_INT32, 0);
+  plan.scatter_variant[0] = find_variant(KernelFamily::group_scatter_index, SCATTERPTX_F32, p.index_type, 0);
+  plan.scatter_variant[1] = find_variant(KernelFamily::group_scatter_keys, SCATTERPTX_F32,
+                                         SCATTERPTX_INDEX_INT32, 0);
+  plan.scan_variant = find_variant(KernelFamily::group_scan, SCATTERPTX_F32, SCATTERPTX_INDEX_INT32, 0);
+  const unsigned slice = plan.vectorized ? kLaneSliceBytes : static_cast<unsigned>(p.elem_bytes);
+  plan.segment_sum_variant = find_variant(KernelFamily::group_segment_sum, p.dtype, SCATTERPTX_INDEX_INT32, slice);
+  plan.combine_variant = find_variant(KernelFamily::group_combine, p.dtype, SCATTERPTX_INDEX_INT32, slice);
+  plan.workspace = layout_workspace(plan, m);
+  return plan;
+}
+
+std::string GroupPlan::describe() const {
+  std::ostringstream out;
+  out << "mode=" << (mode == SCATTERPTX_MODE_SEGMENTED ? "segmented" : "streaming")
+      << " deterministic=" << (deterministic ? 1 : 0) << " why=\"" << why_mode << "\"";
+  if (mode == SCATTERPTX_MODE_SEGMENTED) {
+    out << " slices=" << (vectorized ? "vec16" : "scalar") << " key_bits=" << key_bits << " passes=" << passes
+        << " sort_tiles=" << sort_tiles << " segment_tiles=" << segment_tiles
+        << " combine_levels=" << combine_levels << " summing_warps=" << summing_warps
+        << " grid=" << summing_grid_x << "x" << summing_grid_y << " workspace_bytes=" << workspace.bytes;
+  }
+  return out.str();
+}
+
+}  // namespace scatterptx::detail

@@ -1,0 +1,84 @@
+// Grouped execution's plan: the mode, the radix passes over the index, the
+// summing kernels and the workspace layout. A pure function of the problem
+// and the options, unit-tested on the host; the device only decides the
+// streaming plan of a plan whose mode is STREAMING.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "plan.hpp"
+#include "problem.hpp"
+
+namespace scatterptx::detail {
+
+// Must match the kernels (gen/group_snippets.py, ptx/group_*.ptx.in).
+constexpr uint32_t kSortTileKeys = 4096;     // keys per CTA of group_histogram and group_scatter
+constexpr uint32_t kSortThreads = 256;
+constexpr uint32_t kSortDigitBits = 8;
+constexpr uint32_t kSortDigits = 256;
+constexpr uint32_t kSegmentTileRows = 256;   // grouped positions per summing warp
+constexpr uint32_t kCombineFanIn = 32;       // sums per warp and level of group_combine
+constexpr uint32_t kLaneSliceBytes = 16;     // one lane's slice in the vec16 variants
+constexpr uint64_t kWorkspaceAlignment = 256;
+// Keys and source positions are u32; the key out_rows marks a bad index.
+constexpr uint64_t kMaxGroupedRows = UINT32_MAX;
+constexpr uint64_t kMaxGroupedTargets = UINT32_MAX - 1;
+
+// Byte offsets into the plan's workspace, each kWorkspaceAlignment-aligned.
+struct GroupWorkspace {
+  uint64_t plan_error = 0;  // u64: smallest bad source position, all ones if none
+  uint64_t keys[2] = {};    // u32 [M] each: the radix passes ping-pong
+  uint64_t rows[2] = {};    // u32 [M] each: source positions
+  uint64_t counts = 0;      // u32 [256][sort_tiles]
+  uint64_t totals = 0;      // u32 [256]
+  uint64_t partials = 0;    // [2 * segment_tiles] rows of partial_stride bytes
+  uint64_t level_sums = 0;  // [segment_tiles] rows of partial_stride bytes
+  uint64_t bytes = 0;
+};
+
+struct GroupOptions {
+  scatterptx_mode mode = SCATTERPTX_MODE_AUTO;
+  bool deterministic = false;
+  uint32_t warps_per_cta = 0;
+};
+
+struct GroupPlan {
+  scatterptx_mode mode = SCATTERPTX_MODE_STREAMING;  // STREAMING or SEGMENTED once planned
+  bool deterministic = false;
+  std::string why_mode;          // one line: why the planner chose the mode
+  // SEGMENTED only:
+  bool vectorized = false;       // 16-byte lane slices, else one element per lane
+  uint32_t key_bits = 0;         // bits of the largest key (out_rows)
+  uint32_t passes = 0;           // radix passes of kSortDigitBits
+  uint64_t sort_tiles = 0;
+  uint64_t segment_tiles = 0;
+  uint32_t combine_levels = 0;   // group_combine launches
+  uint64_t partial_stride = 0;   // bytes per partial-sum row
+  uint32_t summing_warps = 0;    // warps per CTA of group_segment_sum / group_combine
+  uint64_t summing_grid_x = 0;
+  uint32_t summing_grid_y = 1;   // CTAs along the row
+  std::size_t histogram_variant[2] = {};  // [0] reads the index, [1] keys
+  std::size_t scatter_variant[2] = {};
+  std::size_t scan_variant = 0;
+  std::size_t segment_sum_variant = 0;
+  std::size_t combine_variant = 0;
+  GroupWorkspace workspace;
+
+  uint32_t final_buffer() const { return (passes - 1) % 2; }
+  std::string describe() const;
+};
+
+// Throws INVALID_ARGUMENT for options out of range or at odds with the
+// problem (a forced path or schedule outside STREAMING, deterministic
+// STREAMING, SEGMENTED on an ineligible problem).
+GroupOptions validate_group_options(const scatterptx_group_options* options, const Problem& problem);
+
+// Why SEGMENTED cannot take this problem, or "".
+std::string segmented_ineligibility(const Problem& problem);
+
+// The mode, the kernels and the workspace; for STREAMING nothing else (its
+// plan is make_plan's, on the device).
+GroupPlan make_group_plan(const Problem& problem, const GroupOptions& options);
+
+}  // namespace scatterptx::detail

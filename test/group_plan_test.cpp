@@ -1,0 +1,184 @@
+// Host-only: grouped execution's planner (mode, radix passes, summing grid,
+// workspace layout) is a pure function of the problem and the options.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "errors.hpp"
+#include "group_plan.hpp"
+
+namespace {
+
+using namespace scatterptx::detail;
+
+Problem contiguous(scatterptx_dtype dtype, uint64_t src_rows, uint64_t out_rows, uint64_t cols) {
+  Problem p;
+  p.dtype = dtype;
+  p.elem_bytes = scatterptx_dtype_size(dtype);
+  p.index_type = SCATTERPTX_INDEX_INT64;
+  p.index_bytes = 8;
+  p.src_rows = src_rows;
+  p.out_rows = out_rows;
+  p.cols = cols;
+  p.out_row_stride_bytes = cols * p.elem_bytes;
+  p.src_row_stride_bytes = cols * p.elem_bytes;
+  p.out_address = 0x7f0000000000;
+  p.src_address = 0x7f1000000000;
+  p.index_address = 0x7f2000000000;
+  return p;
+}
+
+GroupOptions mode(scatterptx_mode m, bool deterministic = false) {
+  GroupOptions o;
+  o.mode = m;
+  o.deterministic = deterministic;
+  return o;
+}
+
+TEST(GroupPlan, AutoGroupsTheUniformScatterIntoAnOutBeyondL2) {
+  const GroupPlan plan = make_group_plan(contiguous(SCATTERPTX_F32, 7770000, 1720000, 128),
+                                         mode(SCATTERPTX_MODE_AUTO));
+  EXPECT_EQ(plan.mode, SCATTERPTX_MODE_SEGMENTED) << plan.describe();
+  EXPECT_TRUE(plan.vectorized);
+  EXPECT_EQ(plan.key_bits, 21u);  // the largest key is out_rows = 1720000 < 2^21
+  EXPECT_EQ(plan.passes, 3u);
+  EXPECT_EQ(plan.sort_tiles, (7770000u + 4095) / 4096);
+  EXPECT_EQ(plan.segment_tiles, (7770000u + 255) / 256);
+  EXPECT_EQ(plan.combine_levels, 3u);  // 32^2 < 30352 tiles <= 32^3
+  EXPECT_EQ(plan.partial_stride, 512u);
+}
+
+TEST(GroupPlan, AutoGroupsHotTargetsEvenWhenOutFitsInL2) {
+  // few_targets: 4M rows onto 100 rows of 1 KB, 40000 rows per target.
+  const GroupPlan plan = make_group_plan(contiguous(SCATTERPTX_F32, 4000000, 100, 256), mode(SCATTERPTX_MODE_AUTO));
+  EXPECT_EQ(plan.mode, SCATTERPTX_MODE_SEGMENTED) << plan.describe();
+  EXPECT_EQ(plan.passes, 1u);  // keys 0..100 fit in one digit
+}
+
+TEST(GroupPlan, AutoStreamsShortRowsUnalignedRowsAndAnL2ResidentOut) {
+  EXPECT_EQ(make_group_plan(contiguous(SCATTERPTX_BF16, 4000000, 1000000, 16), mode(SCATTERPTX_MODE_AUTO)).mode,
+            SCATTERPTX_MODE_STREAMING);
+  Problem odd = contiguous(SCATTERPTX_F32, 4000000, 1000000, 131);
+  EXPECT_EQ(make_group_plan(odd, mode(SCATTERPTX_MODE_AUTO)).mode, SCATTERPTX_MODE_STREAMING);
+  // 10000 x 512 B of out stays in L2 and 40 duplicates per target are not hot.
+  EXPECT_EQ(make_group_plan(contiguous(SCATTERPTX_F32, 400000, 10000, 128), mode(SCATTERPTX_MODE_AUTO)).mode,
+            SCATTERPTX_MODE_STREAMING);
+}
+
+TEST(GroupPlan, ForcedSegmentedTakesUnalignedRowsWithScalarSlices) {
+  Problem odd = contiguous(SCATTERPTX_F16, 1000, 50, 37);
+  const GroupPlan plan = make_group_plan(odd, mode(SCATTERPTX_MODE_SEGMENTED));
+  EXPECT_EQ(plan.mode, SCATTERPTX_MODE_SEGMENTED);
+  EXPECT_FALSE(plan.vectorized);
+  EXPECT_EQ(kKernelVariants[plan.segment_sum_variant].family, KernelFamily::group_segment_sum);
+  EXPECT_EQ(kKernelVariants[plan.segment_sum_variant].vector_bytes, 2u);
+  EXPECT_EQ(kKernelVariants[plan.segment_sum_variant].dtype, SCATTERPTX_F16);
+  EXPECT_EQ(plan.partial_stride, 160u);  // 37 f32 accumulators, rounded up to 16 bytes
+}
+
+TEST(GroupPlan, VariantsMatchDtypeAndIndexType) {
+  Problem p = contiguous(SCATTERPTX_BF16, 100000, 70000, 128);
+  p.index_type = SCATTERPTX_INDEX_INT32;
+  p.index_bytes = 4;
+  const GroupPlan plan = make_group_plan(p, mode(SCATTERPTX_MODE_SEGMENTED));
+  EXPECT_EQ(kKernelVariants[plan.histogram_variant[0]].family, KernelFamily::group_histogram_index);
+  EXPECT_EQ(kKernelVariants[plan.histogram_variant[0]].index_type, SCATTERPTX_INDEX_INT32);
+  EXPECT_EQ(kKernelVariants[plan.histogram_variant[1]].family, KernelFamily::group_histogram_keys);
+  EXPECT_EQ(kKernelVariants[plan.scatter_variant[0]].family, KernelFamily::group_scatter_index);
+  EXPECT_EQ(kKernelVariants[plan.scatter_variant[1]].family, KernelFamily::group_scatter_keys);
+  EXPECT_EQ(kKernelVariants[plan.combine_variant].dtype, SCATTERPTX_BF16);
+  EXPECT_EQ(kKernelVariants[plan.combine_variant].vector_bytes, 16u);
+  EXPECT_EQ(plan.passes, 3u);  // 70000 needs 17 bits
+  EXPECT_EQ(plan.final_buffer(), 0u);
+}
+
+TEST(GroupPlan, CombineLevelsCoverTheLongestPossibleRun) {
+  EXPECT_EQ(make_group_plan(contiguous(SCATTERPTX_F32, 256, 5, 64), mode(SCATTERPTX_MODE_SEGMENTED)).combine_levels,
+            0u);  // one tile: nothing crosses a boundary
+  EXPECT_EQ(make_group_plan(contiguous(SCATTERPTX_F32, 257, 5, 64), mode(SCATTERPTX_MODE_SEGMENTED)).combine_levels,
+            1u);
+  EXPECT_EQ(
+      make_group_plan(contiguous(SCATTERPTX_F32, 256 * 32, 5, 64), mode(SCATTERPTX_MODE_SEGMENTED)).combine_levels,
+      1u);
+  EXPECT_EQ(make_group_plan(contiguous(SCATTERPTX_F32, 256 * 32 + 1, 5, 64), mode(SCATTERPTX_MODE_SEGMENTED))
+                .combine_levels,
+            2u);
+}
+
+TEST(GroupPlan, FewLongRowsSpreadAlongY) {
+  const GroupPlan plan = make_group_plan(contiguous(SCATTERPTX_F32, 100, 10, 640000), mode(SCATTERPTX_MODE_SEGMENTED));
+  EXPECT_EQ(plan.summing_grid_x, 1u);
+  EXPECT_EQ(plan.summing_grid_y, 4096u);  // 5000 chunks of 128 columns, 4096 warps wanted
+}
+
+TEST(GroupPlan, WorkspaceHoldsEveryBufferAligned) {
+  const GroupPlan plan = make_group_plan(contiguous(SCATTERPTX_F64, 123457, 999, 10), mode(SCATTERPTX_MODE_SEGMENTED));
+  const GroupWorkspace& w = plan.workspace;
+  const uint64_t offsets[] = {w.plan_error, w.keys[0], w.keys[1], w.rows[0], w.rows[1],
+                              w.counts,     w.totals,  w.partials, w.level_sums};
+  uint64_t previous_end = 0;
+  for (uint64_t offset : offsets) {
+    EXPECT_EQ(offset % kWorkspaceAlignment, 0u);
+    EXPECT_GE(offset, previous_end);
+    previous_end = offset + 1;
+  }
+  EXPECT_GE(w.keys[1] - w.keys[0], 4u * 123457);
+  EXPECT_GE(w.level_sums - w.partials, 2 * plan.segment_tiles * plan.partial_stride);
+  EXPECT_GE(w.bytes, w.level_sums + plan.segment_tiles * plan.partial_stride);
+  EXPECT_EQ(plan.partial_stride, 80u);  // 10 f64 accumulators
+}
+
+TEST(GroupPlan, WarpsPerCtaChangesOnlyTheGrid) {
+  GroupOptions four = mode(SCATTERPTX_MODE_SEGMENTED);
+  four.warps_per_cta = 4;
+  const Problem p = contiguous(SCATTERPTX_F32, 1000000, 50000, 128);
+  const GroupPlan a = make_group_plan(p, four);
+  const GroupPlan b = make_group_plan(p, mode(SCATTERPTX_MODE_SEGMENTED));
+  EXPECT_EQ(a.summing_warps, 4u);
+  EXPECT_EQ(b.summing_warps, 8u);
+  EXPECT_EQ(a.summing_grid_x, (a.segment_tiles + 3) / 4);
+  EXPECT_EQ(b.summing_grid_x, (b.segment_tiles + 7) / 8);
+  EXPECT_EQ(a.segment_tiles, b.segment_tiles);
+  EXPECT_EQ(a.workspace.bytes, b.workspace.bytes);
+}
+
+scatterptx_status options_status(const scatterptx_group_options& options, const Problem& p) {
+  try {
+    validate_group_options(&options, p);
+    return SCATTERPTX_SUCCESS;
+  } catch (const Failure& failure) {
+    return failure.status();
+  }
+}
+
+TEST(GroupPlan, OptionsAreChecked) {
+  const Problem p = contiguous(SCATTERPTX_F32, 1000, 10, 128);
+  scatterptx_group_options o{};
+  EXPECT_EQ(options_status(o, p), SCATTERPTX_SUCCESS);
+  o.mode = static_cast<scatterptx_mode>(7);
+  EXPECT_EQ(options_status(o, p), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  o.mode = SCATTERPTX_MODE_STREAMING;
+  o.deterministic = 1;
+  EXPECT_EQ(options_status(o, p), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  o.mode = SCATTERPTX_MODE_AUTO;
+  EXPECT_EQ(options_status(o, p), SCATTERPTX_SUCCESS);
+  EXPECT_EQ(make_group_plan(p, validate_group_options(&o, p)).mode, SCATTERPTX_MODE_SEGMENTED);
+  o.warps_per_cta = 33;
+  EXPECT_EQ(options_status(o, p), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  o.warps_per_cta = 0;
+  Problem forced = p;
+  forced.path = SCATTERPTX_PATH_TMA;
+  EXPECT_EQ(options_status(o, forced), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  o.mode = SCATTERPTX_MODE_STREAMING;
+  o.deterministic = 0;
+  EXPECT_EQ(options_status(o, forced), SCATTERPTX_SUCCESS);
+  Problem huge = p;
+  huge.out_rows = uint64_t{1} << 33;
+  o.mode = SCATTERPTX_MODE_SEGMENTED;
+  EXPECT_EQ(options_status(o, huge), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  o.mode = SCATTERPTX_MODE_AUTO;
+  EXPECT_EQ(options_status(o, huge), SCATTERPTX_SUCCESS);
+  EXPECT_EQ(make_group_plan(huge, validate_group_options(&o, huge)).mode, SCATTERPTX_MODE_STREAMING);
+}
+
+}  // namespace
