@@ -2,11 +2,14 @@
 """Times libscatterptx against torch's scatter paths and the seed kernel.
 
 In one process, on the same tensors, for every scenario of the C++
-benchmark's default suite (bench/scenarios.cpp): libscatterptx (AUTO path),
-eager scatter_add_ (expanded index) and index_add_, both through
-torch.compile, torch.segment_reduce on rows grouped by target beforehand, and
-the seed (CuTeDSL TMA kernel). Each result is checked against a float64
-reference before it is timed; a device copy of src gives the floors.
+benchmark's default suite (bench/scenarios.cpp): libscatterptx (AUTO path;
+segmented scatter_add_grouped into a preallocated workspace; execute of a
+segmented plan built beforehand, whose build time is recorded too; and
+deterministic scatter_add_grouped), eager scatter_add_ (expanded index) and
+index_add_, both through torch.compile, torch.segment_reduce on rows grouped
+by target beforehand, and the seed (CuTeDSL TMA kernel). Each result is
+checked against a float64 reference before it is timed; a device copy of src
+gives the floors.
 
   python3 bench/compare.py --out DIR [--scenario NAME ...] [--quick] [--no-compile] [--no-seed]
 
@@ -139,6 +142,7 @@ def run_system(torch, timer, system, inputs, ref, tol):
         t = time.perf_counter()
         op = system.prepare(inputs)
         record["prepare_s"] = time.perf_counter() - t
+        record.update(system.details())
         record["compiled_before"] = bool(system.jit and system.reused)
         restore()
         torch.cuda.synchronize()
@@ -201,7 +205,7 @@ def _measure_scenario(torch, timer, systems, s, result):
         shown = f"{compare_report.fmt_ms(ms)} ms {record['timing'].get('note', '')}" if ms else status
         if status in ("error", "unsupported", "wrong"):
             shown += f" ({record.get('error') or record.get('reason')})"
-        log(f"    {system.key:22s} {shown.strip()}  [{record['elapsed_s']:.1f} s]")
+        log(f"    {system.key:24s} {shown.strip()}  [{record['elapsed_s']:.1f} s]")
 
 
 def run_scenario(torch, timer, systems, s):
@@ -266,7 +270,7 @@ def main(argv=None):
 
     today = datetime.date.today().isoformat()
     timer = Timer(device["l2_bytes"], args.warmup, args.runs, args.budget_s)
-    systems = make_systems(scatterptx, seed, not args.no_compile)
+    systems = make_systems(scatterptx, seed, not args.no_compile, timer)
     meta = {
         "date": today,
         "command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),

@@ -4,11 +4,15 @@ bar chart. Needs only the standard library (and matplotlib for the PNG)."""
 import json
 import statistics
 
-KEYS = ("scatterptx", "scatter_add", "index_add", "compiled_scatter_add", "compiled_index_add",
-        "segment_reduce", "seed")
+OURS_KEYS = ("scatterptx", "scatterptx_segmented", "scatterptx_plan", "scatterptx_deterministic")
 TORCH_KEYS = ("scatter_add", "index_add", "compiled_scatter_add", "compiled_index_add")
+KEYS = OURS_KEYS + TORCH_KEYS + ("segment_reduce", "seed")
 HEADERS = {
-    "scatterptx": "libscatterptx",
+    "scatterptx": "libscatterptx AUTO",
+    "scatterptx_segmented": "libscatterptx segmented",
+    "scatterptx_plan": "libscatterptx plan execute",
+    "scatterptx_deterministic": "libscatterptx deterministic",
+    "plan_build": "plan build",
     "scatter_add": "scatter_add_",
     "index_add": "index_add_",
     "compiled_scatter_add": "compiled scatter_add_",
@@ -70,10 +74,24 @@ def time_cell(result, key, ours):
     if ms is None:
         return _status_cell(system)
     text = fmt_ms(ms)
-    if key != "scatterptx" and ours:
+    if key not in OURS_KEYS and ours:
         text += f" ({ms / ours:.2f}x)"
     note = system.get("timing", {}).get("note")
     return f"{text} {note}" if note else text
+
+
+def plan_build_cell(result):
+    """The median plan build time of the plan-execute system, if it got that far."""
+    build = (result["systems"].get("scatterptx_plan") or {}).get("plan_build")
+    return fmt_ms(build["median_ms"]) if build else ""
+
+
+def speedup_cell(result, key, best):
+    """best torch time / this system's time (> 1: this system is faster)."""
+    ms = median_ms(result["systems"].get(key))
+    if ms is None:
+        return _status_cell(result["systems"].get(key))
+    return f"{best[1] / ms:.2f}x" if best else ""
 
 
 def _floor_ms(result, which):
@@ -132,16 +150,24 @@ def markdown(meta, results):
         "bytes read + written); T = distinct targets",
         "- segment_reduce: index sorted, src reordered and lengths counted once outside the "
         "timing; timed: segment_reduce + out[targets] += sums",
+        "- libscatterptx AUTO: scatter_add_ (streaming); segmented and deterministic: "
+        "scatter_add_grouped (grouping and sums in one call) into a workspace allocated outside the "
+        "timing; plan execute: a segmented Plan built outside the timing, executed; plan build: that "
+        "Plan's creation (grouping the index, synchronising), median of 5 after a warm-up, into a "
+        "preallocated workspace, CUDA events, L2 flushed",
         f"- Commit: `{meta.get('commit', 'unknown')}`",
         f"- Command: `{meta.get('command', '')}`",
         "",
-        "## Times (ms); in brackets: peer time / libscatterptx time (> 1: libscatterptx is faster)",
+        "## Times (ms); in brackets: peer time / libscatterptx AUTO time (> 1: libscatterptx is faster)",
         "",
     ]
     header = ["scenario", "M -> T", "D", "dtype", "copy", "ideal floor", "no-reuse floor"]
-    time_keys = [k for k in keys if k in ("scatterptx",) + TORCH_KEYS]
-    tail_keys = [k for k in keys if k not in time_keys]
-    header += [HEADERS[k] for k in time_keys] + [HEADERS["best_torch"]] + [HEADERS[k] for k in tail_keys]
+    ours_keys = [k for k in keys if k in OURS_KEYS]
+    torch_keys = [k for k in keys if k in TORCH_KEYS]
+    tail_keys = [k for k in keys if k not in OURS_KEYS + TORCH_KEYS]
+    with_build = "scatterptx_plan" in ours_keys
+    header += [HEADERS[k] for k in ours_keys] + ([HEADERS["plan_build"]] if with_build else [])
+    header += [HEADERS[k] for k in torch_keys] + [HEADERS["best_torch"]] + [HEADERS[k] for k in tail_keys]
     rows = []
     for r in results:
         if r.get("error"):
@@ -150,7 +176,8 @@ def markdown(meta, results):
         ours = median_ms(r["systems"].get("scatterptx"))
         row = _row_head(r) + [fmt_ms(r.get("copy_ms")), fmt_ms(_floor_ms(r, "ideal")),
                               fmt_ms(_floor_ms(r, "no_reuse"))]
-        row += [time_cell(r, k, ours) for k in time_keys]
+        row += [time_cell(r, k, ours) for k in ours_keys] + ([plan_build_cell(r)] if with_build else [])
+        row += [time_cell(r, k, ours) for k in torch_keys]
         best = best_torch(r)
         if best is None:
             row.append("")
@@ -160,6 +187,20 @@ def markdown(meta, results):
         row += [time_cell(r, k, ours) for k in tail_keys]
         rows.append(row)
     lines += [_table(header, rows), ""]
+
+    if ours_keys:
+        lines += ["## Speed-up over the best torch call: best torch time / libscatterptx time "
+                  "(> 1: libscatterptx is faster)", ""]
+        header = ["scenario", "dtype", HEADERS["best_torch"]] + [HEADERS[k] for k in ours_keys]
+        rows = []
+        for r in results:
+            if r.get("error"):
+                continue
+            best = best_torch(r)
+            head = f"{fmt_ms(best[1])} {HEADERS[best[0]]}" if best else "none correct"
+            rows.append([r["scenario"]["name"], r["scenario"]["dtype"], head] +
+                        [speedup_cell(r, k, best) for k in ours_keys])
+        lines += [_table(header, rows), ""]
 
     lines += ["## % of the ideal floor / % of the no-reuse floor", ""]
     header = ["scenario", "dtype"] + [HEADERS[k] for k in keys]

@@ -1,10 +1,12 @@
 """The systems bench/compare.py times, and the event timer it times them with.
 
 Each system turns a scenario's inputs into a callable ``op(out)`` that does
-out[index[i], :] += src[i, :] into ``out``; set-up work (compiling, sorting)
-happens in ``prepare``, outside the timed call.
+out[index[i], :] += src[i, :] into ``out``; set-up work (compiling, sorting,
+allocating a workspace, building a plan) happens in ``prepare``, outside the
+timed call.
 """
 
+import statistics
 import time
 import types
 
@@ -35,6 +37,10 @@ class System:
     def release(self):
         """Drops what prepare kept for one scenario."""
 
+    def details(self):
+        """What prepare measured or chose, for the scenario's record (JSON)."""
+        return {}
+
 
 class ScatterPtx(System):
     key = "scatterptx"
@@ -45,6 +51,69 @@ class ScatterPtx(System):
     def prepare(self, inputs):
         index, src, scatter_add_ = inputs.index, inputs.src, self.module.scatter_add_
         return lambda out: scatter_add_(out, index, src, path="auto")
+
+
+class ScatterPtxGrouped(System):
+    """scatter_add_grouped (grouping and sums in one call), segmented, into a
+    workspace allocated in prepare."""
+
+    def __init__(self, module, key, deterministic):
+        self.module, self.key, self.deterministic = module, key, deterministic
+        self.workspace, self.prepared = None, {}
+
+    def prepare(self, inputs):
+        m, index, src, deterministic = self.module, inputs.index, inputs.src, self.deterministic
+        size = m.grouped_workspace_size(inputs.out, index, src, mode="segmented", deterministic=deterministic)
+        self.workspace = workspace = torch.empty(size, dtype=torch.uint8, device="cuda")
+        self.prepared = {"workspace_bytes": size}
+        return lambda out: m.scatter_add_grouped(out, index, src, mode="segmented", deterministic=deterministic,
+                                                 workspace=workspace)
+
+    def release(self):
+        self.workspace, self.prepared = None, {}
+
+    def details(self):
+        return self.prepared
+
+
+class ScatterPtxPlan(System):
+    """Execute of a segmented Plan built in prepare. The build (grouping the
+    index, which synchronises) is timed there too: BUILDS builds after one
+    warm-up, into one preallocated workspace, each timed like a call."""
+
+    key = "scatterptx_plan"
+    BUILDS = 5
+
+    def __init__(self, module, timer):
+        self.module, self.timer = module, timer
+        self.plan, self.workspace, self.prepared = None, None, {}
+
+    def prepare(self, inputs):
+        m, index, src = self.module, inputs.index, inputs.src
+        size = m.grouped_workspace_size(inputs.out, index, src, mode="segmented")
+        self.workspace = torch.empty(size, dtype=torch.uint8, device="cuda")
+        times = []
+        for _ in range(1 + self.BUILDS):
+            if self.plan is not None:
+                self.plan.close()  # before the next build reuses the workspace
+            built = []
+            gpu_ms = self.timer.once(lambda: built.append(
+                m.Plan(inputs.out, index, src, mode="segmented", workspace=self.workspace)))[0]
+            self.plan = built[0]
+            times.append(gpu_ms)
+        self.prepared = {"workspace_bytes": size, "plan": self.plan.describe(),
+                         "plan_build": {"warmup_ms": times[:1], "times_ms": times[1:],
+                                        "median_ms": statistics.median(times[1:])}}
+        plan = self.plan
+        return lambda out: plan.execute(out, src)
+
+    def release(self):
+        if self.plan is not None:
+            self.plan.close()
+        self.plan, self.workspace, self.prepared = None, None, {}
+
+    def details(self):
+        return self.prepared
 
 
 class EagerScatterAdd(System):
@@ -152,10 +221,13 @@ class Seed(System):
         return lambda out: fn(out, index, src)
 
 
-def make_systems(scatterptx_module, seed_module, compile_peers):
+def make_systems(scatterptx_module, seed_module, compile_peers, timer):
     systems = []
     if scatterptx_module is not None:
-        systems.append(ScatterPtx(scatterptx_module))
+        systems += [ScatterPtx(scatterptx_module),
+                    ScatterPtxGrouped(scatterptx_module, "scatterptx_segmented", deterministic=False),
+                    ScatterPtxPlan(scatterptx_module, timer),
+                    ScatterPtxGrouped(scatterptx_module, "scatterptx_deterministic", deterministic=True)]
     systems += [EagerScatterAdd(), EagerIndexAdd()]
     if compile_peers:
         systems += [Compiled("compiled_scatter_add", _scatter_add_body),

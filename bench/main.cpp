@@ -1,8 +1,9 @@
-// scatterptx-bench: times scatterptx_scatter_add against a device-to-device
-// copy of src and against the floors of bench/floors.hpp.
+// scatterptx-bench: times scatterptx_scatter_add and the grouped executions
+// (--mode) against a device-to-device copy of src and against the floors of
+// bench/floors.hpp.
 //
-// stdout: the device header first, the results table (and sweep table) at
-// the end. stderr: progress while the scenarios run.
+// stdout: the device header first, the results table (then the grouped and
+// sweep tables) at the end. stderr: progress while the scenarios run.
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -51,6 +52,7 @@ RunSettings run_settings(const Options& options) {
   RunSettings settings;
   settings.timing.warmup_runs = options.warmup_runs;
   settings.timing.timed_runs = options.runs;
+  settings.modes = options.modes;
   settings.path = options.path;
   settings.has_schedule = options.schedule_given;
   settings.schedule = options.schedule;
@@ -94,6 +96,8 @@ int run_benchmark(const Options& options, const std::vector<Scenario>& scenarios
   description.flush_bytes = flusher.bytes();
   description.quick = options.quick;
   description.sweep = options.sweep;
+  description.modes = options.modes;
+  description.plan_build = settings.plan_build;
   print_device_header(std::cout, device, description);
 
   std::vector<ScenarioResult> results;
@@ -106,16 +110,14 @@ int run_benchmark(const Options& options, const std::vector<Scenario>& scenarios
     } catch (const BenchError&) {
       // Show what was measured before the failure, then fail.
       print_results_table(std::cout, results);
+      print_grouped_table(std::cout, results);
       throw;
     }
-    const ScenarioResult& result = results.back();
-    all_correct = all_correct && (result.skipped || result.check.ok);
-    for (const SweepPoint& point : result.sweep) {
-      all_correct = all_correct && (!point.accepted || point.check.ok);
-    }
+    all_correct = all_correct && scenario_correct(results.back());
   }
 
   print_results_table(std::cout, results);
+  print_grouped_table(std::cout, results);
   print_sweep_table(std::cout, results);
   if (!options.json_path.empty()) {
     write_json_report(options.json_path, device, description, results, all_correct);

@@ -50,17 +50,25 @@ const char* path_name(scatterptx_path path) {
 std::string usage_text() {
   return R"(usage: scatterptx-bench [options]
 
-Times scatterptx_scatter_add (out[index[i], :] += src[i, :]) against a
-device-to-device copy of src on a suite of scenarios, after checking each on
-a prefix against a float64 CPU reference. CUDA events, warm-up runs, median
-of the timed runs, L2 flushed before every run.
+Times out[index[i], :] += src[i, :] through libscatterptx against a
+device-to-device copy of src on a suite of scenarios, after checking each
+execution on a prefix against a float64 CPU reference. CUDA events, warm-up
+runs, median of the timed runs, L2 flushed before every run.
 
   --json FILE           also write every result, with the raw run times, as JSON
   --scenario NAME       run only scenarios whose name contains NAME (repeatable)
   --shape K:M:T:D:DT    run this one case instead of the suite (repeatable);
                         K uniform|high_cont|sorted|few_targets|few_idx,
                         M and T counts (7.77e6, 1.72M, 500K), DT f32|f16|bf16|f64
-  --path auto|tma|red|private  force a kernel path (default auto: the planner's)
+  --mode M              what to time (repeatable; default: streaming, segmented)
+                        streaming: scatterptx_scatter_add
+                        segmented: grouped by target, three timings:
+                          scatterptx_scatter_add_grouped (workspace
+                          allocated beforehand), scatterptx_plan_create,
+                          and execute of a plan built beforehand
+                        deterministic: segmented, bitwise reproducible
+                        all: the three
+  --path auto|tma|red|private  streaming: force a kernel path (default auto)
   --chunk-bytes N       TMA schedule override: bytes of a row per stage
   --stages N            TMA schedule override: shared-memory stages per warp
   --warps N             TMA schedule override: pipelines per CTA
@@ -69,7 +77,8 @@ of the timed runs, L2 flushed before every run.
   --warmup N            untimed runs first (default 3)
   --quick               smaller sizes, for smoke runs
   --sweep               also time a grid of TMA schedules per scenario and
-                        report the best (path tma unless --path is given)
+                        report the best (path tma unless --path is given;
+                        needs the streaming mode)
   --device N            CUDA device ordinal (default 0)
   --help                this text
 
@@ -80,6 +89,7 @@ Exit status: 0 all correct, 1 a call failed or a result was WRONG,
 
 bool parse_options(int argc, char** argv, Options* options, std::string* error) {
   Options parsed;
+  bool modes_given = false;
   for (int i = 1; i < argc; ++i) {
     const std::string flag = argv[i];
     if (flag == "--help" || flag == "-h") {
@@ -95,7 +105,7 @@ bool parse_options(int argc, char** argv, Options* options, std::string* error) 
       continue;
     }
     static const char* const kValueOptions[] = {
-        "--json",  "--scenario",    "--shape", "--path",   "--chunk-bytes", "--stages",
+        "--json",  "--scenario",    "--shape", "--mode",   "--path",  "--chunk-bytes", "--stages",
         "--warps", "--ctas-per-sm", "--runs",  "--warmup", "--device"};
     bool takes_value = false;
     for (const char* known : kValueOptions) takes_value = takes_value || flag == known;
@@ -125,6 +135,13 @@ bool parse_options(int argc, char** argv, Options* options, std::string* error) 
       parsed.scenario_filters.push_back(value);
     } else if (flag == "--shape") {
       parsed.shapes.push_back(value);
+    } else if (flag == "--mode") {
+      if (!modes_given) parsed.modes.clear();  // the first --mode replaces the default
+      modes_given = true;
+      if (!add_execution_modes(value, &parsed.modes)) {
+        *error = "--mode wants streaming, segmented, deterministic or all, got '" + value + "'";
+        return false;
+      }
     } else if (flag == "--path") {
       if (!parse_path(value, &parsed.path)) {
         *error = "--path wants auto, tma or red, got '" + value + "'";
@@ -161,6 +178,10 @@ bool parse_options(int argc, char** argv, Options* options, std::string* error) 
   }
   if (parsed.sweep && parsed.schedule_given) {
     *error = "--sweep chooses the schedules itself; drop --chunk-bytes/--stages/--warps/--ctas-per-sm";
+    return false;
+  }
+  if (parsed.sweep && !has_mode(parsed.modes, ExecutionMode::streaming)) {
+    *error = "--sweep times schedules of the streaming path; add --mode streaming";
     return false;
   }
   *options = parsed;

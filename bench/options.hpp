@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "execution_mode.hpp"
 #include "scatterptx/scatterptx.h"
 
 namespace scatterptx_bench {
@@ -12,6 +13,7 @@ struct Options {
   std::string json_path;                      // --json FILE; empty: no JSON
   std::vector<std::string> scenario_filters;  // --scenario NAME (substring; any may match)
   std::vector<std::string> shapes;            // --shape kind:M:T:D:dtype; replaces the suite
+  std::vector<ExecutionMode> modes = default_execution_modes();  // --mode (repeatable)
   scatterptx_path path = SCATTERPTX_PATH_AUTO;
   bool path_given = false;                    // --path was on the command line
   scatterptx_schedule schedule{};             // --chunk-bytes/--stages/--warps/--ctas-per-sm

@@ -60,7 +60,7 @@ double unit_roundoff(scatterptx_dtype dtype) {
 }
 
 CheckResult check_prefix(const scatterptx_scatter_add_args& args, const ProblemInputs& inputs,
-                         int64_t check_rows, CUstream stream) {
+                         int64_t check_rows, CUstream stream, const PrefixLaunch& launch) {
   const DriverApi& api = driver();
   const OutInputs& out = *inputs.out;
   const SourceInputs& source = *inputs.source;
@@ -83,7 +83,7 @@ CheckResult check_prefix(const scatterptx_scatter_add_args& args, const ProblemI
            "cuMemcpyDtoDAsync");
   scatterptx_scatter_add_args prefix_args = args;
   prefix_args.src_rows = result.src_rows_checked;
-  check_scatterptx(scatterptx_scatter_add(&prefix_args, stream), "scatterptx_scatter_add");
+  launch(prefix_args, stream);
   check_cu(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
 
   int64_t error_position = -1;
@@ -166,6 +166,15 @@ CheckResult check_prefix(const scatterptx_scatter_add_args& args, const ProblemI
   }
   result.ok = result.failure.empty();
   return result;
+}
+
+void require_no_index_error(CheckResult* check) {
+  int64_t position = -1;
+  check_scatterptx(scatterptx_take_index_error(&position), "scatterptx_take_index_error");
+  if (position != -1 && check->failure.empty()) {
+    check->ok = false;
+    check->failure = "timed runs recorded an index error at position " + std::to_string(position);
+  }
 }
 
 }  // namespace scatterptx_bench

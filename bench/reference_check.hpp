@@ -1,8 +1,9 @@
-// Correctness of scatter_add on a prefix of a scenario, against a float64
-// CPU reference.
+// Correctness of one execution (streaming or grouped) on a prefix of a
+// scenario, against a float64 CPU reference.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "inputs.hpp"
@@ -24,13 +25,21 @@ struct CheckResult {
 // Unit roundoff of dtype: the error bound is (additions + 1) * u * sum |terms|.
 double unit_roundoff(scatterptx_dtype dtype);
 
-// Restores out from its pristine copy, runs scatter_add(args) on the first
-// check_rows src rows, then compares every touched out row against
-// out + sum(src) in float64 and checks that the untouched rows on either side
-// of each are bit-for-bit unchanged and that no index error was recorded.
-// args describe the whole problem (pointers into inputs); only src_rows is
-// cut down. Throws BenchError when a driver or library call fails.
+// Enqueues out[index[i], :] += src[i, :] for prefix_args on stream, the way
+// the execution being checked does it; throws BenchError when a call fails.
+using PrefixLaunch = std::function<void(const scatterptx_scatter_add_args& prefix_args, CUstream stream)>;
+
+// Restores out from its pristine copy, launches args on the first check_rows
+// src rows, then compares every touched out row against out + sum(src) in
+// float64 and checks that the untouched rows on either side of each are
+// bit-for-bit unchanged and that no index error was recorded. args describe
+// the whole problem (pointers into inputs); only src_rows is cut down.
+// Throws BenchError when a driver or library call fails.
 CheckResult check_prefix(const scatterptx_scatter_add_args& args, const ProblemInputs& inputs,
-                         int64_t check_rows, CUstream stream);
+                         int64_t check_rows, CUstream stream, const PrefixLaunch& launch);
+
+// Timed runs use the same in-range index as the check, so an index error
+// recorded since the check means a kernel misread it: *check is marked wrong.
+void require_no_index_error(CheckResult* check);
 
 }  // namespace scatterptx_bench

@@ -16,6 +16,16 @@ using Align = TextTable::Align;
 
 std::string format_bytes_mib(double bytes) { return format_fixed(bytes / (1024.0 * 1024.0), 1) + " MiB"; }
 
+std::string mode_list(const std::vector<ExecutionMode>& modes) {
+  std::string text;
+  for (ExecutionMode mode : modes) text += (text.empty() ? "" : ", ") + std::string(execution_mode_name(mode));
+  return text;
+}
+
+bool has_grouped_mode(const std::vector<ExecutionMode>& modes) {
+  return has_mode(modes, ExecutionMode::segmented) || has_mode(modes, ExecutionMode::deterministic);
+}
+
 void write_schedule(JsonWriter& json, const scatterptx_schedule& s) {
   json.begin_object();
   json.field("chunk_bytes", s.chunk_bytes);
@@ -64,6 +74,42 @@ void write_sweep_point(JsonWriter& json, const SweepPoint& p) {
   json.end_object();
 }
 
+void write_floor_comparison(JsonWriter& json, const std::string& prefix, const FloorComparison& c) {
+  json.field(prefix + "ideal_gbs", c.ideal_gbs);
+  json.field(prefix + "percent_of_ideal_floor", c.percent_of_ideal);
+  json.field(prefix + "percent_of_no_reuse_floor", c.percent_of_no_reuse);
+}
+
+void write_grouped(JsonWriter& json, const GroupedResult& g, const ScenarioResult& r) {
+  json.begin_object();
+  json.field("mode", execution_mode_name(g.mode));
+  json.field("check_result", check_label(g));
+  if (g.refused) {
+    json.field("refusal", g.refusal);
+    json.end_object();
+    return;
+  }
+  json.field("plan", g.plan);
+  json.field("workspace_bytes", static_cast<int64_t>(g.workspace_bytes));
+  json.key("single_shot_check");
+  write_check(json, g.single_shot_check);
+  json.key("plan_check");
+  write_check(json, g.plan_check);
+  json.key("single_shot");
+  write_timing(json, g.single_shot);
+  json.key("plan_build");
+  write_timing(json, g.plan_build);
+  json.key("plan_execute");
+  write_timing(json, g.plan_execute);
+  write_floor_comparison(json, "single_shot_", g.single_shot_comparison);
+  write_floor_comparison(json, "execute_", g.execute_comparison);
+  if (r.streaming_selected && !r.skipped) {
+    json.field("streaming_over_single_shot", r.scatter.median_ms / g.single_shot.median_ms);
+    json.field("streaming_over_execute", r.scatter.median_ms / g.plan_execute.median_ms);
+  }
+  json.end_object();
+}
+
 void write_scenario(JsonWriter& json, const ScenarioResult& r) {
   const Scenario& s = r.scenario;
   json.begin_object();
@@ -76,6 +122,24 @@ void write_scenario(JsonWriter& json, const ScenarioResult& r) {
   json.field("row_bytes", r.row_bytes);
   json.field("index_bytes", r.index_bytes);
   json.field("distinct_targets", r.distinct_targets);
+  json.key("copy");
+  write_timing(json, r.copy);
+  json.field("copy_bytes", r.copy_bytes_moved);
+  json.field("copy_bandwidth_gbs", r.copy_bytes_moved / (r.copy.median_ms * 1e-3) / 1e9);
+  json.field("ideal_floor_bytes", r.floors.ideal);
+  json.field("no_reuse_floor_bytes", r.floors.no_reuse);
+  if (!r.grouped.empty()) {
+    json.key("grouped");
+    json.begin_array();
+    for (const GroupedResult& grouped : r.grouped) write_grouped(json, grouped, r);
+    json.end_array();
+  }
+  // The streaming mode's fields, as before grouped modes existed.
+  json.field("check_result", check_label(r));
+  if (!r.streaming_selected) {
+    json.end_object();
+    return;
+  }
   json.field("path", path_name(r.path));
   json.key("schedule");
   if (r.has_schedule) {
@@ -83,7 +147,6 @@ void write_scenario(JsonWriter& json, const ScenarioResult& r) {
   } else {
     json.null();
   }
-  json.field("check_result", check_label(r));
   if (r.skipped) {
     json.field("skip_reason", r.skip_reason);
     json.end_object();
@@ -92,14 +155,8 @@ void write_scenario(JsonWriter& json, const ScenarioResult& r) {
   json.field("plan", r.plan);
   json.key("check");
   write_check(json, r.check);
-  json.key("copy");
-  write_timing(json, r.copy);
   json.key("scatter");
   write_timing(json, r.scatter);
-  json.field("copy_bytes", r.copy_bytes_moved);
-  json.field("ideal_floor_bytes", r.floors.ideal);
-  json.field("no_reuse_floor_bytes", r.floors.no_reuse);
-  json.field("copy_bandwidth_gbs", r.comparison.copy_bandwidth_gbs);
   json.field("ideal_gbs", r.comparison.ideal_gbs);
   json.field("percent_of_ideal_floor", r.comparison.percent_of_ideal);
   json.field("percent_of_no_reuse_floor", r.comparison.percent_of_no_reuse);
@@ -123,8 +180,15 @@ void write_scenario(JsonWriter& json, const ScenarioResult& r) {
 }  // namespace
 
 const char* check_label(const ScenarioResult& result) {
+  if (!result.streaming_selected) return "not run";
   if (result.skipped) return "skipped";
   return result.check.ok ? "ok" : "WRONG";
+}
+
+const char* check_label(const GroupedResult& result) {
+  if (result.refused) return "REFUSED";
+  if (!result.single_shot_check.ok) return result.plan_check.ok ? "WRONG (1-shot)" : "WRONG (both)";
+  return result.plan_check.ok ? "ok" : "WRONG (plan)";
 }
 
 void print_device_header(std::ostream& stream, const DeviceInfo& d, const RunDescription& run) {
@@ -135,7 +199,13 @@ void print_device_header(std::ostream& stream, const DeviceInfo& d, const RunDes
          << "timing: CUDA events, " << run.warmup_runs << " warm-up + median of " << run.timed_runs
          << " runs, L2 flushed before each run (" << format_bytes_mib(double(run.flush_bytes))
          << " memset)" << (run.quick ? ", quick sizes" : "") << (run.sweep ? ", schedule sweep" : "")
-         << "\n\n";
+         << "\n"
+         << "modes: " << mode_list(run.modes);
+  if (has_grouped_mode(run.modes)) {
+    stream << " (plan build: " << run.plan_build.warmup_runs << " warm-up + median of "
+           << run.plan_build.timed_runs << " scatterptx_plan_create into a preallocated workspace)";
+  }
+  stream << "\n\n";
   stream.flush();
 }
 
@@ -164,8 +234,9 @@ void print_results_table(std::ostream& stream, const std::vector<ScenarioResult>
                                     std::to_string(s.out_rows),
                                     std::to_string(s.cols),
                                     std::to_string(r.row_bytes)};
-    if (r.skipped) {
-      row.insert(row.end(), 8, "-");
+    if (!r.streaming_selected || r.skipped) {
+      row.push_back(format_ms(r.copy.median_ms));
+      row.insert(row.end(), 7, "-");
       row.push_back(check_label(r));
       row.push_back(r.skip_reason);
     } else {
@@ -183,6 +254,55 @@ void print_results_table(std::ostream& stream, const std::vector<ScenarioResult>
     }
     table.add_row(std::move(row));
   }
+  table.print(stream);
+}
+
+void print_grouped_table(std::ostream& stream, const std::vector<ScenarioResult>& results) {
+  TextTable table({{"scenario", Align::left},
+                   {"dtype", Align::left},
+                   {"mode", Align::left},
+                   {"workspace", Align::right},
+                   {"build ms", Align::right},
+                   {"1-shot ms", Align::right},
+                   {"execute ms", Align::right},
+                   {"streaming ms", Align::right},
+                   {"stream/1-shot", Align::right},
+                   {"stream/exec", Align::right},
+                   {"% ideal 1-shot", Align::right},
+                   {"% ideal exec", Align::right},
+                   {"check", Align::left},
+                   {"plan", Align::left}});
+  bool any = false;
+  for (const ScenarioResult& r : results) {
+    const bool streamed = r.streaming_selected && !r.skipped;
+    for (const GroupedResult& g : r.grouped) {
+      any = true;
+      std::vector<std::string> row = {r.scenario.name, scatterptx_dtype_name(r.scenario.dtype),
+                                      execution_mode_name(g.mode)};
+      if (g.refused) {
+        row.insert(row.end(), 9, "-");
+        row.push_back(check_label(g));
+        row.push_back(g.refusal);
+        table.add_row(std::move(row));
+        continue;
+      }
+      row.push_back(format_bytes_mib(double(g.workspace_bytes)));
+      row.push_back(format_ms(g.plan_build.median_ms));
+      row.push_back(format_ms(g.single_shot.median_ms));
+      row.push_back(format_ms(g.plan_execute.median_ms));
+      row.push_back(streamed ? format_ms(r.scatter.median_ms) : "-");
+      row.push_back(streamed ? format_fixed(r.scatter.median_ms / g.single_shot.median_ms, 2) + "x" : "-");
+      row.push_back(streamed ? format_fixed(r.scatter.median_ms / g.plan_execute.median_ms, 2) + "x" : "-");
+      row.push_back(format_fixed(g.single_shot_comparison.percent_of_ideal, 1));
+      row.push_back(format_fixed(g.execute_comparison.percent_of_ideal, 1));
+      row.push_back(check_label(g));
+      row.push_back(g.plan);
+      table.add_row(std::move(row));
+    }
+  }
+  if (!any) return;
+  stream << "\ngrouped execution (1-shot: scatterptx_scatter_add_grouped; build: scatterptx_plan_create; "
+            "exec: scatterptx_plan_execute; stream/x: streaming time over x):\n";
   table.print(stream);
 }
 
@@ -256,7 +376,13 @@ void write_json_report(const std::string& path, const DeviceInfo& d, const RunDe
   json.field("timed_runs", run.timed_runs);
   json.field("flush_bytes", static_cast<int64_t>(run.flush_bytes));
   json.field("statistic", "median");
+  json.field("plan_build_warmup_runs", run.plan_build.warmup_runs);
+  json.field("plan_build_timed_runs", run.plan_build.timed_runs);
   json.end_object();
+  json.key("modes");
+  json.begin_array();
+  for (ExecutionMode mode : run.modes) json.value(execution_mode_name(mode));
+  json.end_array();
   json.field("quick", run.quick);
   json.field("sweep", run.sweep);
   json.field("all_correct", all_correct);

@@ -47,72 +47,98 @@ TimingResult time_scatter(EventTimer& timer, CUstream stream, L2Flusher& flusher
   });
 }
 
-// The timed runs used the same in-range index, so any recorded index error
-// means the kernel misread it.
-void require_no_index_error(CheckResult* check) {
-  int64_t position = -1;
-  check_scatterptx(scatterptx_take_index_error(&position), "scatterptx_take_index_error");
-  if (position != -1 && check->failure.empty()) {
-    check->ok = false;
-    check->failure = "timed runs recorded an index error at position " + std::to_string(position);
-  }
+void launch_scatter_add(const scatterptx_scatter_add_args& args, CUstream stream) {
+  check_scatterptx(scatterptx_scatter_add(&args, stream), "scatterptx_scatter_add");
 }
 
 }  // namespace
+
+bool scenario_correct(const ScenarioResult& result) {
+  bool correct = !result.streaming_selected || result.skipped || result.check.ok;
+  for (const SweepPoint& point : result.sweep) correct = correct && (!point.accepted || point.check.ok);
+  for (const GroupedResult& grouped : result.grouped) correct = correct && grouped.correct();
+  return correct;
+}
 
 ScenarioResult ScenarioRunner::run(const Scenario& s) {
   ScenarioResult result;
   result.scenario = s;
   result.row_bytes = row_bytes(s);
-  result.path = settings_.path;
-  result.has_schedule = settings_.has_schedule;
-  result.schedule = settings_.schedule;
 
   const ProblemInputs in = inputs_.prepare(s);
   result.distinct_targets = in.index->distinct_targets;
+  // Path AUTO, no schedule: what the grouped modes take; streaming sets its own.
+  const scatterptx_scatter_add_args args = problem_args(s, in);
 
-  scatterptx_scatter_add_args args = problem_args(s, in);
-  args.path = settings_.path;
-  args.schedule = settings_.has_schedule ? &settings_.schedule : nullptr;
-
-  std::string rejection;
-  if (!describe_plan(args, &result.plan, &rejection)) {
-    // With the planner free to choose, every scenario here is valid input,
-    // so a rejection is a failure; a forced path or schedule may simply not
-    // apply to this shape.
-    if (settings_.path == SCATTERPTX_PATH_AUTO && !settings_.has_schedule) throw BenchError(rejection);
-    result.skipped = true;
-    result.skip_reason = rejection;
-    std::fprintf(stderr, "scatterptx-bench:   skipped: %s\n", rejection.c_str());
-    return result;
-  }
-  std::fprintf(stderr, "scatterptx-bench:   plan: %s\n", result.plan.c_str());
-
-  result.check = check_prefix(args, in, settings_.check_rows, stream_);
-  std::fprintf(stderr, "scatterptx-bench:   check on %lld rows: %s (max rel err %.3g)\n",
-               static_cast<long long>(result.check.src_rows_checked),
-               result.check.ok ? "ok" : result.check.failure.c_str(),
-               result.check.max_relative_error);
-
+  // Every mode is compared with the floors at this copy's bandwidth.
   const size_t src_bytes = in.source->src.bytes();
   const CUdeviceptr src = in.source->src.address();
   const CUdeviceptr copy_target = in.source->copy_target.address();
   result.copy = timer_.time(stream_, flusher_, settings_.timing, [&](CUstream stream) {
     check_cu(driver().cuMemcpyDtoDAsync(copy_target, src, src_bytes, stream), "cuMemcpyDtoDAsync");
   });
-  result.scatter = time_scatter(timer_, stream_, flusher_, settings_.timing, args);
-  require_no_index_error(&result.check);
-
   result.floors = floor_bytes(s.src_rows, result.distinct_targets, result.row_bytes,
                               result.index_bytes);
   result.copy_bytes_moved = copy_bytes(s.src_rows, result.row_bytes);
-  result.comparison = compare_with_floors(result.floors, result.copy_bytes_moved,
-                                          result.copy.median_ms, result.scatter.median_ms);
-  std::fprintf(stderr, "scatterptx-bench:   copy %.4f ms, scatter %.4f ms (%.1f%% of ideal floor)\n",
-               result.copy.median_ms, result.scatter.median_ms, result.comparison.percent_of_ideal);
+  std::fprintf(stderr, "scatterptx-bench:   copy %.4f ms\n", result.copy.median_ms);
 
-  if (settings_.sweep) result.sweep = sweep(args, in);
+  for (ExecutionMode mode : settings_.modes) {
+    if (mode == ExecutionMode::streaming) {
+      run_streaming(args, in, &result);
+      continue;
+    }
+    GroupedResult grouped = grouped_.run(mode, args, in);
+    if (!grouped.refused) {
+      grouped.single_shot_comparison = compare_with_floors(
+          result.floors, result.copy_bytes_moved, result.copy.median_ms, grouped.single_shot.median_ms);
+      grouped.execute_comparison = compare_with_floors(
+          result.floors, result.copy_bytes_moved, result.copy.median_ms, grouped.plan_execute.median_ms);
+      std::fprintf(stderr, "scatterptx-bench:   %s: %.1f%% of ideal floor single-shot, %.1f%% plan execute\n",
+                   execution_mode_name(mode), grouped.single_shot_comparison.percent_of_ideal,
+                   grouped.execute_comparison.percent_of_ideal);
+    }
+    result.grouped.push_back(std::move(grouped));
+  }
   return result;
+}
+
+void ScenarioRunner::run_streaming(const scatterptx_scatter_add_args& base, const ProblemInputs& in,
+                                   ScenarioResult* result) {
+  result->streaming_selected = true;
+  result->path = settings_.path;
+  result->has_schedule = settings_.has_schedule;
+  result->schedule = settings_.schedule;
+  scatterptx_scatter_add_args args = base;
+  args.path = settings_.path;
+  args.schedule = settings_.has_schedule ? &settings_.schedule : nullptr;
+
+  std::string rejection;
+  if (!describe_plan(args, &result->plan, &rejection)) {
+    // With the planner free to choose, every scenario here is valid input,
+    // so a rejection is a failure; a forced path or schedule may simply not
+    // apply to this shape.
+    if (settings_.path == SCATTERPTX_PATH_AUTO && !settings_.has_schedule) throw BenchError(rejection);
+    result->skipped = true;
+    result->skip_reason = rejection;
+    std::fprintf(stderr, "scatterptx-bench:   streaming skipped: %s\n", rejection.c_str());
+    return;
+  }
+  std::fprintf(stderr, "scatterptx-bench:   streaming plan: %s\n", result->plan.c_str());
+
+  result->check = check_prefix(args, in, settings_.check_rows, stream_, launch_scatter_add);
+  std::fprintf(stderr, "scatterptx-bench:   streaming check on %lld rows: %s (max rel err %.3g)\n",
+               static_cast<long long>(result->check.src_rows_checked),
+               result->check.ok ? "ok" : result->check.failure.c_str(),
+               result->check.max_relative_error);
+
+  result->scatter = time_scatter(timer_, stream_, flusher_, settings_.timing, args);
+  require_no_index_error(&result->check);
+  result->comparison = compare_with_floors(result->floors, result->copy_bytes_moved,
+                                           result->copy.median_ms, result->scatter.median_ms);
+  std::fprintf(stderr, "scatterptx-bench:   streaming scatter %.4f ms (%.1f%% of ideal floor)\n",
+               result->scatter.median_ms, result->comparison.percent_of_ideal);
+
+  if (settings_.sweep) result->sweep = sweep(args, in);
 }
 
 std::vector<SweepPoint> ScenarioRunner::sweep(const scatterptx_scatter_add_args& base,
@@ -129,7 +155,7 @@ std::vector<SweepPoint> ScenarioRunner::sweep(const scatterptx_scatter_add_args&
     args.schedule = &point.schedule;
     point.accepted = describe_plan(args, &point.plan, &point.rejection);
     if (point.accepted) {
-      point.check = check_prefix(args, in, settings_.sweep_check_rows, stream_);
+      point.check = check_prefix(args, in, settings_.sweep_check_rows, stream_, launch_scatter_add);
       point.timing = time_scatter(timer_, stream_, flusher_, settings_.timing, args);
       require_no_index_error(&point.check);
     } else {

@@ -1,5 +1,6 @@
-// Running one scenario end to end: inputs, plan, correctness check, the copy
-// and scatter_add timings, and the optional schedule sweep.
+// Running one scenario end to end: inputs, the copy, then each selected
+// mode: streaming (plan, correctness check, scatter_add timing and the
+// optional schedule sweep) and the grouped modes (grouped_runner.hpp).
 #pragma once
 
 #include <cuda.h>
@@ -8,7 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "execution_mode.hpp"
 #include "floors.hpp"
+#include "grouped_runner.hpp"
 #include "inputs.hpp"
 #include "reference_check.hpp"
 #include "scenarios.hpp"
@@ -19,7 +22,9 @@ namespace scatterptx_bench {
 
 struct RunSettings {
   TimingConfig timing;
-  scatterptx_path path = SCATTERPTX_PATH_AUTO;
+  TimingConfig plan_build{1, 5};  // grouped modes: warm-up and timed plan builds
+  std::vector<ExecutionMode> modes = default_execution_modes();
+  scatterptx_path path = SCATTERPTX_PATH_AUTO;  // streaming only, like the schedule
   bool has_schedule = false;
   scatterptx_schedule schedule{};
   bool sweep = false;
@@ -33,6 +38,11 @@ struct ScenarioResult {
   int64_t row_bytes = 0;
   int64_t index_bytes = sizeof(int64_t);
   int64_t distinct_targets = 0;
+  TimingResult copy;
+  FloorBytes floors;
+  double copy_bytes_moved = 0;
+  // Streaming: scatterptx_scatter_add, when --mode selects it.
+  bool streaming_selected = false;
   scatterptx_path path = SCATTERPTX_PATH_AUTO;
   bool has_schedule = false;
   scatterptx_schedule schedule{};
@@ -40,24 +50,33 @@ struct ScenarioResult {
   bool skipped = false;     // the forced path or schedule is not eligible here
   std::string skip_reason;
   CheckResult check;
-  TimingResult copy;
   TimingResult scatter;
-  FloorBytes floors;
-  double copy_bytes_moved = 0;
   FloorComparison comparison;
   std::vector<SweepPoint> sweep;
+  // The grouped modes --mode selects, in its order.
+  std::vector<GroupedResult> grouped;
 };
+
+// Every selected execution that ran was correct (a skipped forced path is not
+// a failure, a refused grouped mode is).
+bool scenario_correct(const ScenarioResult& result);
 
 class ScenarioRunner {
  public:
   ScenarioRunner(CUstream stream, L2Flusher& flusher, EventTimer& timer, InputCache& inputs,
                  const RunSettings& settings)
-      : stream_(stream), flusher_(flusher), timer_(timer), inputs_(inputs), settings_(settings) {}
+      : stream_(stream),
+        flusher_(flusher),
+        timer_(timer),
+        inputs_(inputs),
+        settings_(settings),
+        grouped_(stream, flusher, timer, GroupedSettings{settings.timing, settings.plan_build, settings.check_rows}) {}
 
   // Throws BenchError when a driver or library call fails unexpectedly.
   ScenarioResult run(const Scenario& scenario);
 
  private:
+  void run_streaming(const scatterptx_scatter_add_args& base, const ProblemInputs& in, ScenarioResult* result);
   std::vector<SweepPoint> sweep(const scatterptx_scatter_add_args& base, const ProblemInputs& in);
 
   CUstream stream_;
@@ -65,6 +84,7 @@ class ScenarioRunner {
   EventTimer& timer_;
   InputCache& inputs_;
   RunSettings settings_;
+  GroupedRunner grouped_;
 };
 
 }  // namespace scatterptx_bench

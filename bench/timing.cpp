@@ -37,11 +37,16 @@ EventTimer::~EventTimer() {
 }
 
 TimingResult EventTimer::time(CUstream stream, L2Flusher& flusher, const TimingConfig& config,
-                              const std::function<void(CUstream)>& operation) {
+                              const std::function<void(CUstream)>& operation,
+                              const std::function<void()>& after_run) {
   const DriverApi& api = driver();
   for (int run = 0; run < config.warmup_runs; ++run) {
     flusher.flush(stream);
     operation(stream);
+    if (after_run) {
+      check_cu(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
+      after_run();
+    }
   }
   check_cu(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
 
@@ -59,6 +64,7 @@ TimingResult EventTimer::time(CUstream stream, L2Flusher& flusher, const TimingC
     float elapsed_ms = 0;
     check_cu(api.cuEventElapsedTime(&elapsed_ms, start_, stop_), "cuEventElapsedTime");
     run_ms.push_back(elapsed_ms);
+    if (after_run) after_run();
   }
   return summarise_runs(std::move(run_ms));
 }

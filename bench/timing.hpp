@@ -48,9 +48,12 @@ class EventTimer {
 
   // Runs operation(stream) config.warmup_runs times, then config.timed_runs
   // times between two events, flushing L2 before each run. operation must
-  // only enqueue work on stream (and check its own result).
+  // only enqueue work on stream (and check its own result). after_run, when
+  // given, is called after every run, warm-up or timed, once the stream has
+  // finished it, outside the timed region (to free what the run made).
   TimingResult time(CUstream stream, L2Flusher& flusher, const TimingConfig& config,
-                    const std::function<void(CUstream)>& operation);
+                    const std::function<void(CUstream)>& operation,
+                    const std::function<void()>& after_run = {});
 
  private:
   CUevent start_ = nullptr;

@@ -74,39 +74,76 @@ def key_source(index_type):
 
 def scatter_round_regs():
     rounds = SCATTER_ROUNDS
-    return (f".reg .pred  %in<{rounds}>;\n"
-            f"    .reg .b32   %k<{rounds}>, %v<{rounds}>, %l<{rounds}>;")
+    return (f".reg .pred  %in<{rounds}>, %set;\n"
+            f"    .reg .b32   %k<{rounds}>, %v<{rounds}>, %l<{rounds}>, %bit, %ballot;")
 
 
-def scatter_count_rounds(load_key, from_index):
-    """Round r: load the pair at %first + 32 r, rank it, keep it in %k r,
-    %v r, %l r (valid under %in r)."""
+def load_rounds(load_key, record_bad, value_load):
+    """All rounds' loads first, so that the 16 loads of a thread are in
+    flight together: round r loads the key at %first + 32 r into %k r
+    (valid under %in r) and, when value_load is "index", the position as
+    its value, when "keys", the previous pass's value into %v r."""
     blocks = []
     for r in range(SCATTER_ROUNDS):
-        value = (f"    cvt.u32.u64         %v{r}, %pos;\n" if from_index else
-                 f"    @%active shl.b64    %addr, %pos, 2;\n"
-                 f"    @%active add.u64    %addr, %addr, %values;\n"
-                 f"    @%active ld.global.nc.u32 %v{r}, [%addr];\n")
+        if value_load == "index":
+            value = f"    cvt.u32.u64         %v{r}, %pos;\n"
+        elif value_load == "keys":
+            value = (f"    @%active shl.b64    %addr, %pos, 2;\n"
+                     f"    @%active add.u64    %addr, %addr, %values;\n"
+                     f"    @%active ld.global.nc.u32 %v{r}, [%addr];\n")
+        else:
+            value = ""
         blocks.append(
-            f"    // round {r}\n"
             f"    add.u64             %pos, %first, {32 * r};\n"
             "    setp.lt.u64         %active, %pos, %count;\n"
             f"    {load_key}\n"
+            + (f"    {record_bad}\n" if record_bad else "") +
             f"    mov.pred            %in{r}, %active;\n"
             f"    mov.u32             %k{r}, %key;\n"
-            + value +
-            "    mov.u32             %digit, 0xFFFFFFFF;\n"
-            "    @%active shr.b32    %digit, %key, %shift;\n"
-            "    @%active and.b32    %digit, %digit, 255;\n"
-            "    match.any.sync.b32  %peers, %digit, 0xFFFFFFFF;\n"
+            + value)
+    return "".join(blocks)
+
+
+def _match_round(r):
+    """%peers: the active lanes whose digit equals this lane's, from one
+    ballot per digit bit (match.any.sync would loop over the distinct
+    digits of the warp); %leader: the lowest of them, if this lane is
+    active; %n: how many they are."""
+    bits = "".join(
+        f"    and.b32             %bit, %digit, {1 << b};\n"
+        "    setp.ne.u32         %set, %bit, 0;\n"
+        "    vote.sync.ballot.b32 %ballot, %set, 0xFFFFFFFF;\n"
+        "    @!%set not.b32      %ballot, %ballot;\n"
+        "    and.b32             %peers, %peers, %ballot;\n" for b in range(8))
+    return (f"    @%in{r} shr.b32     %digit, %k{r}, %shift;\n"
+            f"    vote.sync.ballot.b32 %peers, %in{r}, 0xFFFFFFFF;\n"
+            + bits +
             "    mov.u32             %before, %lanemask_lt;\n"
             "    and.b32             %before, %before, %peers;\n"
-            "    popc.b32            %rank, %before;\n"
-            "    setp.eq.and.u32     %leader, %before, 0, %active;\n"
+            f"    setp.eq.and.u32     %leader, %before, 0, %in{r};\n"
             "    popc.b32            %n, %peers;\n"
+            "    and.b32             %digit, %digit, 255;\n")
+
+
+def histogram_count_rounds():
+    """Round r: the lowest lane of each digit adds the digit's lanes."""
+    return "".join(
+        f"    // round {r}\n" + _match_round(r) +
+        "    mad.lo.u32          %a, %digit, 4, %histogram;\n"
+        "    @%leader red.shared.add.u32 [%a], %n;\n" for r in range(SCATTER_ROUNDS))
+
+
+def scatter_count_rounds():
+    """Round r: rank the key among the equal digits before it in the warp,
+    into %l r."""
+    blocks = []
+    for r in range(SCATTER_ROUNDS):
+        blocks.append(
+            f"    // round {r}\n" + _match_round(r) +
+            "    popc.b32            %rank, %before;\n"
             "    mad.lo.u32          %a, %digit, 4, %my_counters;\n"
             "    mov.u32             %prior, 0;\n"
-            "    @%active ld.shared.u32 %prior, [%a];\n"
+            f"    @%in{r} ld.shared.u32 %prior, [%a];\n"
             "    // Every equal lane has read the counter before the lowest moves it on.\n"
             "    bar.warp.sync       0xFFFFFFFF;\n"
             "    add.u32             %n, %n, %prior;\n"
@@ -117,6 +154,8 @@ def scatter_count_rounds(load_key, from_index):
 
 
 def scatter_write_rounds():
+    """Round r's pair to its place in the tile's digit order (staged_keys,
+    staged_values): the warp's first place for the digit + the rank."""
     blocks = []
     for r in range(SCATTER_ROUNDS):
         blocks.append(
@@ -125,9 +164,10 @@ def scatter_write_rounds():
             f"    @%in{r} mad.lo.u32  %a, %digit, 4, %my_counters;\n"
             f"    @%in{r} ld.shared.u32 %dst, [%a];\n"
             f"    @%in{r} add.u32     %dst, %dst, %l{r};\n"
-            f"    @%in{r} mul.wide.u32 %t64, %dst, 4;\n"
-            f"    @%in{r} add.u64     %addr, %keys_out, %t64;\n"
-            f"    @%in{r} st.global.u32 [%addr], %k{r};\n"
-            f"    @%in{r} add.u64     %addr, %values_out, %t64;\n"
-            f"    @%in{r} st.global.u32 [%addr], %v{r};\n")
+            f"    @%in{r} mov.u32     %a, staged_keys;\n"
+            f"    @%in{r} mad.lo.u32  %a, %dst, 4, %a;\n"
+            f"    @%in{r} st.shared.u32 [%a], %k{r};\n"
+            f"    @%in{r} mov.u32     %a, staged_values;\n"
+            f"    @%in{r} mad.lo.u32  %a, %dst, 4, %a;\n"
+            f"    @%in{r} st.shared.u32 [%a], %v{r};\n")
     return "".join(blocks)

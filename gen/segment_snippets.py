@@ -7,7 +7,8 @@ A lane's slice is VE consecutive elements: one 16-byte vector ("vec16"
 variants: rows, strides and pointers 16-byte aligned) or one element
 ("scalar" variants: any layout)."""
 
-ROWS_IN_FLIGHT = 4   # rows each lane loads before adding them, in order
+ROWS_IN_FLIGHT = 4   # rows each lane of group_segment_sum loads before adding them, in order
+ITEMS_IN_FLIGHT = 4  # partial sums each lane of group_combine loads before adding them
 
 
 def lane_elems(dtype, vectorized):
@@ -183,12 +184,8 @@ def segment_substitutions(dtype, vectorized):
         "ADD_ROW0": add_src(dtype, vectorized, 0, "%lane_on"),
         "ADD_TO_OUT": add_to_out(dtype, vectorized, "%lane_on", "%out_addr"),
         "STORE_PARTIAL": store_partial(dtype, vectorized, "%lane_on", "%partial_addr"),
-        **{f"LOAD_ROW{u}": load_src(dtype, vectorized, u, f"%load{u}", f"%src_addr{u}")
-           for u in range(ROWS_IN_FLIGHT)},
-        **{f"LOAD_PARTIAL{u}": load_partial(dtype, vectorized, u, f"%load{u}", f"%item_addr{u}")
-           for u in range(ROWS_IN_FLIGHT)},
         **{f"ADD_PARTIAL{u}": add_partial(dtype, vectorized, u, f"%load{u}")
-           for u in range(ROWS_IN_FLIGHT)},
+           for u in range(ITEMS_IN_FLIGHT)},
     }
 
 
@@ -211,21 +208,32 @@ def load_position(dtype, vectorized, u):
 
 def load_item(dtype, vectorized, u):
     """Item %item + u * step of the run starting at tile %a: a partial sum
-    of group_segment_sum at level 1, a sum of the previous level above."""
+    of group_segment_sum at level 1, a sum of the previous level above. Both
+    arrays hold two rows per tile: item 0, the part that starts in tile a,
+    at 2a + 1, and item t > 0, the part in tile a + t, at 2(a + t)."""
     return (f"    mad.lo.u64          %t, %step, {u}, %item;\n"
             f"    setp.lt.u64         %load{u}, %t, %item_end;\n"
             f"    and.pred            %load{u}, %load{u}, %lane_on;\n"
             "    add.u64             %slot, %a, %t;\n"
-            "    setp.eq.u64         %p, %step, 1;\n"
-            "    @%p bra             ITEM_PARTIAL" + str(u) + ";\n"
-            "    mad.lo.u64          %t64, %slot, %partial_stride, %level_sums;\n"
-            "    bra.uni             ITEM_ADDRESS" + str(u) + ";\n"
-            f"ITEM_PARTIAL{u}:\n"
-            "    // Item 0 is the part in tile a (its slot 2a + 1), item t the part in tile a + t.\n"
             "    shl.b64             %slot, %slot, 1;\n"
             "    setp.eq.u64         %p, %t, 0;\n"
             "    @%p add.u64         %slot, %slot, 1;\n"
-            "    mad.lo.u64          %t64, %slot, %partial_stride, %partials;\n"
-            f"ITEM_ADDRESS{u}:\n"
-            f"    mad.lo.u64          %item_addr{u}, %col, {acc_bytes(dtype)}, %t64;\n"
+            f"    mad.lo.u64          %item_addr{u}, %slot, %partial_stride, %items;\n"
+            f"    mad.lo.u64          %item_addr{u}, %col, {acc_bytes(dtype)}, %item_addr{u};\n"
             + load_partial(dtype, vectorized, u, f"%load{u}", f"%item_addr{u}"))
+
+
+def position_regs():
+    n = ROWS_IN_FLIGHT
+    return (f".reg .pred  %in<{n}>, %load<{n}>;\n"
+            f"    .reg .b32   %k<{n}>, %row<{n}>;\n"
+            f"    .reg .b64   %src_addr<{n}>;")
+
+
+def load_positions(dtype, vectorized):
+    return "\n".join(f"    add.u64             %jj, %j, {u};\n" + load_position(dtype, vectorized, u)
+                      for u in range(ROWS_IN_FLIGHT))
+
+
+def shift_keys():
+    return "\n".join(f"    mov.u32             %k{u}, %k{u + 1};" for u in range(ROWS_IN_FLIGHT - 1))

@@ -132,12 +132,17 @@ def group_variants():
         as_index = index or INDEX_TYPES[0]
         name = "group_histogram" + suffix
         out.append(Variant(name, f"group_histogram_{family}", f32, as_index, 0, "group_histogram.ptx.in",
-                           dict(common, ENTRY=name, RECORD_BAD=record), GROUP_HISTOGRAM_PARAMS))
+                           dict(common, ENTRY=name, ROUND_REGS=group.scatter_round_regs(),
+                                LOAD_ROUNDS=group.load_rounds(load, record, None),
+                                COUNT_ROUNDS=group.histogram_count_rounds()),
+                           GROUP_HISTOGRAM_PARAMS))
         name = "group_scatter" + suffix
         out.append(Variant(name, f"group_scatter_{family}", f32, as_index, 0, "group_scatter.ptx.in",
                            dict(common, ENTRY=name, ROUND_REGS=group.scatter_round_regs(),
                                 BLOCK_EXCLUSIVE_SCAN=scan("%total", "%digit_first", "%n", "warp_sums"),
-                                COUNT_ROUNDS=group.scatter_count_rounds(load, index is not None),
+                                TILE_SCAN=scan("%run", "%local_first", "%n", "warp_sums"),
+                                LOAD_ROUNDS=group.load_rounds(load, "", "index" if index else "keys"),
+                                COUNT_ROUNDS=group.scatter_count_rounds(),
                                 WRITE_ROUNDS=group.scatter_write_rounds()),
                            GROUP_SCATTER_PARAMS))
     out.append(Variant("group_scan", "group_scan", f32, INDEX_TYPES[0], 0, "group_scan.ptx.in",
@@ -155,15 +160,15 @@ def group_variants():
             name = f"group_segment_sum_{shape}_{dtype.name}"
             out.append(Variant(name, "group_segment_sum", dtype, INDEX_TYPES[0], vector_bytes,
                                "group_segment_sum.ptx.in",
-                               dict(subs, ENTRY=name,
-                                    **{f"LOAD_POSITION{u}": segment.load_position(dtype, vectorized, u)
-                                       for u in range(segment.ROWS_IN_FLIGHT)}),
+                               dict(subs, ENTRY=name, POSITION_REGS=segment.position_regs(),
+                                    LOAD_POSITIONS=segment.load_positions(dtype, vectorized),
+                                    SHIFT_KEYS=segment.shift_keys()),
                                GROUP_SEGMENT_SUM_PARAMS))
             name = f"group_combine_{shape}_{dtype.name}"
             out.append(Variant(name, "group_combine", dtype, INDEX_TYPES[0], vector_bytes,
                                "group_combine.ptx.in",
                                dict(subs, ENTRY=name,
                                     **{f"LOAD_ITEM{u}": segment.load_item(dtype, vectorized, u)
-                                       for u in range(segment.ROWS_IN_FLIGHT)}),
+                                       for u in range(segment.ITEMS_IN_FLIGHT)}),
                                GROUP_COMBINE_PARAMS))
     return out

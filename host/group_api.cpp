@@ -100,7 +100,7 @@ scatterptx_status scatterptx_plan_workspace_size(const scatterptx_scatter_add_ar
   return guarded([&] {
     if (bytes == nullptr) invalid_argument("bytes is NULL");
     *bytes = 0;
-    const Problem problem = validate_arguments(args);
+    const Problem problem = validate_shape(args);
     const GroupPlan plan = make_group_plan(problem, validate_group_options(options, problem));
     if (plan.mode == SCATTERPTX_MODE_SEGMENTED) *bytes = plan.workspace.bytes;
   });
@@ -121,8 +121,10 @@ scatterptx_status scatterptx_plan_create(const scatterptx_scatter_add_args* args
     ContextState& state = current_context_state(api);
     require_stream_in_context(api, state, stream);
     made->context = state.context;
-    if (!segmented) {
-      (void)make_plan(made->problem, state.limits);  // refuses what execute would refuse, now
+    if (!segmented || made->problem.is_empty()) {
+      // Nothing to group (an empty problem's executes do nothing); a
+      // streaming plan is checked now against what execute would refuse.
+      if (!segmented && !made->problem.is_empty()) (void)make_plan(made->problem, state.limits);
       *plan_out = made.release();
       return;
     }

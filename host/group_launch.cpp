@@ -71,7 +71,7 @@ void launch_grouped_sums(const DriverApi& api, const ContextState& state, const 
   for (uint32_t level = 0; level < plan.combine_levels; ++level, step *= kCombineFanIn) {
     void* combine[] = {&out,   &out_stride, &keys,       &count,          &sentinel, &cols,
                        &tiles, &partials,   &level_sums, &partial_stride, &step};
-    launch(api, state.functions[plan.combine_variant], plan.summing_grid_x, plan.summing_grid_y, threads, stream,
+    launch(api, state.functions[plan.combine_variant], plan.combine_grid_x, plan.summing_grid_y, threads, stream,
            combine);
   }
 }

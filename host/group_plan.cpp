@@ -21,6 +21,11 @@ constexpr uint64_t kSegmentedMinRowBytes = 256;
 // hot: the reductions then stay on chip and grouping only adds the sort.
 constexpr uint64_t kL2ResidentOutBytes = 16ull << 20;
 constexpr uint64_t kHotDuplicates = 64;
+// AUTO keeps streaming for fewer source rows than this: the summing grid is
+// one warp per 256 rows, too thin to fill the GPU even when spread along the
+// rows, while the streaming TMA path spreads few long rows over every SM
+// (100 x 640000 f32: 0.23 ms streaming, 0.36 ms segmented).
+constexpr uint64_t kSegmentedMinRows = uint64_t{1} << 16;
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 uint64_t align_up(uint64_t value, uint64_t alignment) { return ceil_div(value, alignment) * alignment; }
@@ -45,6 +50,7 @@ uint32_t bit_width(uint64_t value) {
 std::string auto_reason(const Problem& p) {
   if (!segmented_ineligibility(p).empty()) return "segmented ineligible: " + segmented_ineligibility(p);
   if (p.row_bytes() < kSegmentedMinRowBytes) return "rows under 256 bytes";
+  if (p.src_rows < kSegmentedMinRows) return "fewer than 65536 source rows";
   if (!vector_aligned(p)) return "rows, strides or pointers not 16-byte aligned";
   if (p.out_rows * p.row_bytes() <= kL2ResidentOutBytes && p.src_rows <= kHotDuplicates * p.out_rows) {
     return "out fits in L2 and targets are not hot";
@@ -66,7 +72,7 @@ GroupWorkspace layout_workspace(const GroupPlan& plan, uint64_t rows) {
   w.counts = take(4 * kSortDigits * plan.sort_tiles);
   w.totals = take(4 * kSortDigits);
   w.partials = take(2 * plan.segment_tiles * plan.partial_stride);
-  w.level_sums = take(plan.segment_tiles * plan.partial_stride);
+  w.level_sums = take(2 * plan.segment_tiles * plan.partial_stride);
   w.bytes = at;
   return w;
 }
@@ -146,6 +152,7 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o) {
   plan.partial_stride = align_up(p.cols * acc_bytes(p.dtype), kLaneSliceBytes);
   plan.summing_warps = o.warps_per_cta != 0 ? o.warps_per_cta : kDefaultSummingWarps;
   plan.summing_grid_x = ceil_div(plan.segment_tiles, plan.summing_warps);
+  plan.combine_grid_x = ceil_div(plan.segment_tiles, uint64_t{kCombineTilesPerWarp} * plan.summing_warps);
   const uint64_t lane_elems = plan.vectorized ? kLaneSliceBytes / p.elem_bytes : 1;
   const uint64_t chunks = std::max<uint64_t>(1, ceil_div(p.cols, 32 * lane_elems));
   const uint64_t want_y = ceil_div(kTargetSummingWarps, std::max<uint64_t>(1, plan.segment_tiles));

@@ -19,6 +19,7 @@ constexpr uint32_t kSortDigitBits = 8;
 constexpr uint32_t kSortDigits = 256;
 constexpr uint32_t kSegmentTileRows = 256;   // grouped positions per summing warp
 constexpr uint32_t kCombineFanIn = 32;       // sums per warp and level of group_combine
+constexpr uint32_t kCombineTilesPerWarp = 8; // tiles one warp of group_combine examines
 constexpr uint32_t kLaneSliceBytes = 16;     // one lane's slice in the vec16 variants
 constexpr uint64_t kWorkspaceAlignment = 256;
 // Keys and source positions are u32; the key out_rows marks a bad index.
@@ -33,7 +34,7 @@ struct GroupWorkspace {
   uint64_t counts = 0;      // u32 [256][sort_tiles]
   uint64_t totals = 0;      // u32 [256]
   uint64_t partials = 0;    // [2 * segment_tiles] rows of partial_stride bytes
-  uint64_t level_sums = 0;  // [segment_tiles] rows of partial_stride bytes
+  uint64_t level_sums = 0;  // [2 * segment_tiles] rows of partial_stride bytes
   uint64_t bytes = 0;
 };
 
@@ -56,7 +57,8 @@ struct GroupPlan {
   uint32_t combine_levels = 0;   // group_combine launches
   uint64_t partial_stride = 0;   // bytes per partial-sum row
   uint32_t summing_warps = 0;    // warps per CTA of group_segment_sum / group_combine
-  uint64_t summing_grid_x = 0;
+  uint64_t summing_grid_x = 0;  // group_segment_sum
+  uint64_t combine_grid_x = 0;
   uint32_t summing_grid_y = 1;   // CTAs along the row
   std::size_t histogram_variant[2] = {};  // [0] reads the index, [1] keys
   std::size_t scatter_variant[2] = {};

@@ -34,4 +34,8 @@ struct Problem {
 // problem, or throws an INVALID_ARGUMENT Failure naming the offending field.
 Problem validate_arguments(const scatterptx_scatter_add_args* args);
 
+// The same for sizes, strides, dtype, index type and modes only: out, src and
+// index are not looked at and the problem's addresses are 0 (aligned).
+Problem validate_shape(const scatterptx_scatter_add_args* args);
+
 }  // namespace scatterptx::detail

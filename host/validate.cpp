@@ -43,9 +43,8 @@ void validate_schedule(const scatterptx_schedule& s) {
   }
 }
 
-}  // namespace
 
-Problem validate_arguments(const scatterptx_scatter_add_args* args) {
+Problem validate(const scatterptx_scatter_add_args* args, bool with_pointers) {
   if (args == nullptr) invalid_argument("args is NULL");
   const scatterptx_scatter_add_args& a = *args;
   Problem p;
@@ -101,6 +100,7 @@ Problem validate_arguments(const scatterptx_scatter_add_args* args) {
   }
   p.out_row_stride_bytes = static_cast<uint64_t>(a.out_row_stride) * p.elem_bytes;
   p.src_row_stride_bytes = static_cast<uint64_t>(a.src_row_stride) * p.elem_bytes;
+  if (!with_pointers) return p;
 
   if (a.out == nullptr) invalid_argument("out is NULL with src_rows = " + str(a.src_rows) + " rows to add");
   if (a.src == nullptr) invalid_argument("src is NULL with src_rows = " + str(a.src_rows));
@@ -145,5 +145,11 @@ Problem validate_arguments(const scatterptx_scatter_add_args* args) {
   }
   return p;
 }
+
+}  // namespace
+
+Problem validate_arguments(const scatterptx_scatter_add_args* args) { return validate(args, true); }
+
+Problem validate_shape(const scatterptx_scatter_add_args* args) { return validate(args, false); }
 
 }  // namespace scatterptx::detail

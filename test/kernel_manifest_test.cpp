@@ -55,8 +55,8 @@ TEST(KernelManifest, EveryVariantIsAssembledForSm90WithItsPtx) {
                variant.family == KernelFamily::group_histogram_keys ||
                variant.family == KernelFamily::group_scatter_index ||
                variant.family == KernelFamily::group_scatter_keys) {
-      // Stable ranking within a warp, no global atomics but the bad-index record.
-      EXPECT_NE(ptx.find("match.any.sync.b32"), std::string::npos);
+      // Equal digits found by ballots, no global atomics but the bad-index record.
+      EXPECT_NE(ptx.find("vote.sync.ballot.b32"), std::string::npos);
       EXPECT_EQ(ptx.find("atom.global"), std::string::npos);
     } else {
       // The summing kernels add in a fixed order: no atomic adds at all.

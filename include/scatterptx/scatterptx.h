@@ -167,10 +167,12 @@ void scatterptx_group_options_init(scatterptx_group_options* options);
 typedef struct scatterptx_plan_st* scatterptx_plan;
 
 /* Bytes of device workspace a plan for args needs (0 for STREAMING). Reads
- * only the sizes, strides, dtype and index type of args; options NULL means
- * the defaults. For SEGMENTED with M = src_rows, T = out_rows, row_bytes of
+ * only the sizes, strides, dtype and index type of args (out, src and index
+ * may be NULL) and takes the pointers to be 16-byte aligned: with AUTO, less
+ * aligned pointers may make create pick STREAMING, which needs less. options
+ * NULL means the defaults. For SEGMENTED with M = src_rows, T = out_rows, row_bytes of
  * the accumulator type (f32 for f16/bf16/f32, f64 for f64), rounded up to 16:
- *   about 16*M + 4*256*ceil(M/4096) + 3*ceil(M/256)*row_bytes + 1 KB. */
+ *   about 16*M + 4*256*ceil(M/4096) + 4*ceil(M/256)*row_bytes + 1 KB. */
 scatterptx_status scatterptx_plan_workspace_size(const scatterptx_scatter_add_args* args,
                                                  const scatterptx_group_options* options, size_t* bytes);
 

@@ -4,18 +4,26 @@ A ctypes binding of the library's C ABI. Takes torch tensors, objects with
 ``__cuda_array_interface__``, or raw device pointers. torch is imported only
 when torch tensors are passed in.
 
+scatter_add_ reduces every source row into out on its own (streaming);
+scatter_add_grouped and Plan group the rows by target first, once per call or
+once per index (see include/scatterptx/scatterptx.h, "Grouped execution").
+
 The library is found through ``SCATTERPTX_LIBRARY`` (a path), else beside this
 package's source tree in ``build/``, else by the system loader.
 """
 
 from ._binding import ScatterPtxError, library, prepare, take_index_error
 from ._dispatch import scatter_add_, scatter_add_pointers
+from ._grouped import Plan, grouped_workspace_size, scatter_add_grouped
 
 __all__ = [
+    "Plan",
     "ScatterPtxError",
+    "grouped_workspace_size",
     "library",
     "prepare",
     "scatter_add_",
+    "scatter_add_grouped",
     "scatter_add_pointers",
     "take_index_error",
 ]

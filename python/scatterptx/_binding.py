@@ -17,6 +17,7 @@ DTYPES = {"f32": 0, "f16": 1, "bf16": 2, "f64": 3}
 INDEX_TYPES = {"int32": 0, "int64": 1}
 INDEX_CHECKS = {"record": 0, "checked": 1}
 PATHS = {"auto": 0, "tma": 1, "red": 2}
+MODES = {"auto": 0, "streaming": 1, "segmented": 2}
 
 
 class ScatterPtxError(RuntimeError):
@@ -43,6 +44,14 @@ class Args(ctypes.Structure):
         ("index_check", ctypes.c_int),
         ("path", ctypes.c_int),
         ("schedule", ctypes.c_void_p),
+    ]
+
+
+class GroupOptions(ctypes.Structure):
+    _fields_ = [
+        ("mode", ctypes.c_int),
+        ("deterministic", ctypes.c_int),
+        ("warps_per_cta", ctypes.c_uint32),
     ]
 
 
@@ -76,7 +85,29 @@ def _load():
     lib.scatterptx_take_index_error.restype = ctypes.c_int
     lib.scatterptx_last_error_message.argtypes = []
     lib.scatterptx_last_error_message.restype = ctypes.c_char_p
+    _declare_grouped(lib)
     return lib
+
+
+def _declare_grouped(lib):
+    """The grouped-execution entry points; a plan is an opaque pointer."""
+    args, options, plan = ctypes.POINTER(Args), ctypes.POINTER(GroupOptions), ctypes.c_void_p
+    lib.scatterptx_group_options_init.argtypes = [options]
+    lib.scatterptx_group_options_init.restype = None
+    lib.scatterptx_plan_workspace_size.argtypes = [args, options, ctypes.POINTER(ctypes.c_size_t)]
+    lib.scatterptx_plan_workspace_size.restype = ctypes.c_int
+    lib.scatterptx_plan_create.argtypes = [args, options, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p,
+                                           ctypes.POINTER(plan)]
+    lib.scatterptx_plan_create.restype = ctypes.c_int
+    lib.scatterptx_plan_execute.argtypes = [plan, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p]
+    lib.scatterptx_plan_execute.restype = ctypes.c_int
+    lib.scatterptx_plan_destroy.argtypes = [plan]
+    lib.scatterptx_plan_destroy.restype = ctypes.c_int
+    lib.scatterptx_plan_describe.argtypes = [plan, ctypes.c_char_p, ctypes.c_size_t]
+    lib.scatterptx_plan_describe.restype = ctypes.c_int
+    lib.scatterptx_scatter_add_grouped.argtypes = [args, options, ctypes.c_void_p, ctypes.c_size_t,
+                                                   ctypes.c_void_p]
+    lib.scatterptx_scatter_add_grouped.restype = ctypes.c_int
 
 
 _library = None

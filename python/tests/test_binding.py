@@ -3,6 +3,7 @@ cases need torch with an sm_90+ GPU and compare against torch's index_add_
 in float64."""
 
 import ctypes
+import math
 import os
 import sys
 import unittest
@@ -33,12 +34,67 @@ def gpu_torch():
     return torch
 
 
+def make_case(torch, dtype, index_dtype, rows, out_rows, cols, pad=0, hot=0.0):
+    """(wide, out, src, index) on the GPU: out is the first cols columns of wide
+    (pad columns after them must stay untouched); a fraction hot of the source
+    rows go to out row 0, the rest uniformly anywhere."""
+    generator = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
+    wide = torch.rand(out_rows, cols + pad, device="cuda", generator=generator, dtype=torch.float64) - 0.5
+    wide = wide.to(dtype)
+    src = (torch.rand(rows, cols, device="cuda", generator=generator, dtype=torch.float64) + 0.25).to(dtype)
+    index = torch.randint(0, out_rows, (rows,), device="cuda", generator=generator, dtype=index_dtype)
+    if hot:
+        index[torch.randperm(rows, device="cuda", generator=generator)[:int(hot * rows)]] = 0
+    return wide, wide[:, :cols], src, index
+
+
+def assert_within_rounding(test, got, out0, index, src, what, accumulated=False):
+    """Every element of got against out0 + sum(src) in float64.
+
+    The bound is 2 (count + 1) u |terms| with u the unit roundoff of the
+    dtype; accumulated=True asserts on-chip sums (f32 for f16/bf16/f32, f64
+    for f64) rounded to the dtype at the end instead: 2 u_dtype |terms| +
+    2 (count + 1) u_accumulator |terms|."""
+    torch = gpu_torch()
+    unit = {torch.float32: 2.0 ** -24, torch.float16: 2.0 ** -11, torch.bfloat16: 2.0 ** -8,
+            torch.float64: 2.0 ** -53}[got.dtype]
+    accumulator_unit = 2.0 ** -53 if got.dtype == torch.float64 else 2.0 ** -24
+    rows = index.long()
+    reference = out0.to(torch.float64, copy=True).index_add_(0, rows, src.double())
+    terms = out0.to(torch.float64, copy=True).abs_().index_add_(0, rows, src.double().abs())
+    additions = torch.bincount(rows, minlength=out0.shape[0]).double().add_(1).unsqueeze(1)
+    if accumulated:
+        bound = terms * (2 * unit) + terms * additions * (2 * accumulator_unit)
+    else:
+        bound = terms * additions * (2 * unit)
+    worst = ((got.double() - reference).abs() / bound.clamp_min(1e-300)).max().item()
+    test.assertLessEqual(worst, 1.0, f"{what}: max |error| / bound = {worst:.3g}")
+
+
+def same_bits(a, b):
+    """Bitwise equality (torch.equal calls -0.0 and 0.0 equal)."""
+    torch = gpu_torch()
+    return torch.equal(a.contiguous().view(torch.uint8), b.contiguous().view(torch.uint8))
+
+
 class FakeArray:
     """Just enough of __cuda_array_interface__ to reach the library."""
 
-    def __init__(self, shape, typestr, strides=None):
-        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (FAKE, False),
+    def __init__(self, shape, typestr, strides=None, data=FAKE):
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": typestr, "data": (data, False),
                                          "strides": strides, "version": 3}
+
+
+def fake_problem(rows=5, out_rows=10, cols=4, typestr="<f4"):
+    """out, index, src and a 1 MiB workspace at distinct, 256-byte aligned fake addresses."""
+    return (FakeArray((out_rows, cols), typestr, data=FAKE * 16), FakeArray((rows,), "<i8", data=FAKE * 48),
+            FakeArray((rows, cols), typestr, data=FAKE * 32), FakeArray((1 << 20,), "|u1", data=FAKE * 64))
+
+
+def segmented_workspace_formula(rows, cols, accumulator_bytes):
+    """The header's estimate: 16 M + 4*256 ceil(M/4096) + 3 ceil(M/256) row_bytes + 1 KB."""
+    row_bytes = -(-cols * accumulator_bytes // 16) * 16
+    return 16 * rows + 4 * 256 * math.ceil(rows / 4096) + 3 * math.ceil(rows / 256) * row_bytes + 1024
 
 
 class HostOnly(unittest.TestCase):
@@ -88,17 +144,90 @@ class HostOnly(unittest.TestCase):
             scatterptx.scatter_add_([1, 2], [0], [1])
 
 
+class GroupedHostOnly(unittest.TestCase):
+    """Argument handling of the grouped API that needs no driver."""
+
+    def test_unknown_mode_is_refused_before_the_library(self):
+        out, index, src, workspace = fake_problem()
+        with self.assertRaisesRegex(ValueError, "mode"):
+            scatterptx.scatter_add_grouped(out, index, src, mode="sorted", workspace=workspace)
+        with self.assertRaisesRegex(ValueError, "mode"):
+            scatterptx.Plan(out, index, src, mode="fast")
+
+    def test_shape_mismatch_is_caught_before_the_library(self):
+        out, index, _, workspace = fake_problem()
+        wide_src = FakeArray((5, 8), "<f4", data=FAKE * 32)
+        with self.assertRaisesRegex(ValueError, "columns"):
+            scatterptx.scatter_add_grouped(out, index, wide_src, workspace=workspace)
+        with self.assertRaisesRegex(ValueError, "entries"):
+            scatterptx.Plan(out, FakeArray((4,), "<i8"), FakeArray((5, 4), "<f4"))
+
+    def test_workspace_must_be_a_flat_device_buffer(self):
+        out, index, src, _ = fake_problem()
+        with self.assertRaises(TypeError):
+            scatterptx.scatter_add_grouped(out, index, src, mode="segmented", workspace=bytearray(1024))
+        with self.assertRaisesRegex(ValueError, "1 dimension"):
+            scatterptx.scatter_add_grouped(out, index, src, mode="segmented",
+                                           workspace=FakeArray((16, 16), "|u1", data=FAKE * 64))
+
+    def test_workspace_sizes(self):
+        rows, out_rows, cols = 1_000_000, 250_000, 256
+
+        def size(typestr, mode, **options):
+            # Every argument is validated, overlap included: 1 TiB apart.
+            out = FakeArray((out_rows, cols), typestr, data=1 << 40)
+            src = FakeArray((rows, cols), typestr, data=2 << 40)
+            return scatterptx.grouped_workspace_size(out, FakeArray((rows,), "<i8", data=3 << 40), src,
+                                                     mode=mode, **options)
+
+        self.assertEqual(size("<f4", "streaming"), 0)
+        for typestr, accumulator_bytes in (("<f4", 4), ("<f8", 8)):
+            estimate = segmented_workspace_formula(rows, cols, accumulator_bytes)
+            got = size(typestr, "segmented")
+            # The header gives the size as "about" its formula.
+            self.assertGreaterEqual(got, estimate // 2, typestr)
+            self.assertLessEqual(got, 2 * estimate, typestr)
+        self.assertGreater(size("<f8", "segmented"), size("<f4", "segmented"))  # f64 accumulators
+        self.assertGreater(size("<f4", "auto", deterministic=True), 0)  # deterministic selects segmented
+
+    def test_array_interface_inputs_must_bring_a_workspace(self):
+        out, index, src, _ = fake_problem()
+        with self.assertRaisesRegex(ValueError, "workspace="):
+            scatterptx.scatter_add_grouped(out, index, src, mode="segmented")
+
+    def test_invalid_arguments_raise_with_the_field(self):
+        _, index, src, workspace = fake_problem()
+        out = FakeArray((10, 4), "<f4", strides=(8, 4), data=FAKE * 16)  # row stride 2 < 4 columns
+        with self.assertRaises(scatterptx.ScatterPtxError) as caught:
+            scatterptx.scatter_add_grouped(out, index, src, mode="segmented", workspace=workspace, stream=0)
+        self.assertEqual(caught.exception.status, "SCATTERPTX_ERROR_INVALID_ARGUMENT")
+        self.assertIn("out_row_stride", str(caught.exception))
+
+    def test_deterministic_streaming_is_refused(self):
+        out, index, src, workspace = fake_problem()
+        with self.assertRaises(scatterptx.ScatterPtxError) as caught:
+            scatterptx.Plan(out, index, src, mode="streaming", deterministic=True, workspace=workspace,
+                            stream=0)
+        self.assertEqual(caught.exception.status, "SCATTERPTX_ERROR_INVALID_ARGUMENT")
+
+    @unittest.skipIf(driver_present(), "a CUDA driver is present")
+    def test_missing_driver_is_an_exception(self):
+        out, index, src, workspace = fake_problem()
+        for attempt in (lambda: scatterptx.Plan(out, index, src, mode="segmented", stream=0),
+                        lambda: scatterptx.scatter_add_grouped(out, index, src, mode="segmented",
+                                                               workspace=workspace, stream=0)):
+            with self.assertRaises(scatterptx.ScatterPtxError) as caught:
+                attempt()
+            self.assertEqual(caught.exception.status, "SCATTERPTX_ERROR_NO_DRIVER")
+
+
 @unittest.skipIf(gpu_torch() is None, "needs torch with an sm_90+ GPU")
 class AgainstTorch(unittest.TestCase):
     def run_case(self, dtype, index_dtype, rows, out_rows, cols, pad=0, path="auto"):
         torch = gpu_torch()
-        generator = torch.Generator(device="cuda").manual_seed(int.from_bytes(os.urandom(4), "little"))
-        wide = torch.rand(out_rows, cols + pad, device="cuda", generator=generator, dtype=torch.float64) - 0.5
-        wide = wide.to(dtype)
-        out = wide[:, :cols]
-        src = (torch.rand(rows, cols, device="cuda", generator=generator, dtype=torch.float64) + 0.25).to(dtype)
-        index = torch.randint(0, out_rows, (rows,), device="cuda", generator=generator, dtype=index_dtype)
-        expected = out.double().index_add_(0, index.long(), src.double())
+        wide, out, src, index = make_case(torch, dtype, index_dtype, rows, out_rows, cols, pad)
+        # A copy: .double() of an f64 tensor is the tensor itself.
+        expected = out.to(torch.float64, copy=True).index_add_(0, index.long(), src.double())
         padding_before = wide[:, cols:].clone()
         scatterptx.scatter_add_(out, index, src, path=path)
         torch.cuda.synchronize()
@@ -132,6 +261,206 @@ class AgainstTorch(unittest.TestCase):
         self.assertEqual(out[1, 0].item(), 2.5)  # valid rows still added
         self.assertEqual(out[0, 0].item(), 1.5)
 
+
+
+@unittest.skipIf(gpu_torch() is None, "needs torch with an sm_90+ GPU")
+class GroupedAgainstTorch(unittest.TestCase):
+    # (mode, deterministic): every combination the header accepts.
+    MODES = (("auto", False), ("streaming", False), ("segmented", False), ("auto", True), ("segmented", True))
+    GROUPING = tuple(m for m in MODES if m[0] == "segmented" or m[1])  # those that must sum on chip
+
+    def check_grouped(self, dtype, index_dtype, rows, out_rows, cols, pad=0, hot=0.0, modes=MODES):
+        torch = gpu_torch()
+        for mode, deterministic in modes:
+            wide, out, src, index = make_case(torch, dtype, index_dtype, rows, out_rows, cols, pad, hot)
+            out0, padding = out.clone(), wide[:, cols:].clone()
+            scatterptx.scatter_add_grouped(out, index, src, mode=mode, deterministic=deterministic)
+            torch.cuda.synchronize()
+            what = (f"{dtype} {index_dtype} {rows}->{out_rows} D={cols} pad={pad} hot={hot} mode={mode} "
+                    f"deterministic={deterministic}")
+            assert_within_rounding(self, out, out0, index, src, what,
+                                   accumulated=(mode, deterministic) in self.GROUPING)
+            self.assertTrue(torch.equal(wide[:, cols:], padding), f"padding was written: {what}")
+
+    def test_every_dtype_index_type_and_mode(self):
+        torch = gpu_torch()
+        for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
+            for index_dtype in (torch.int32, torch.int64):
+                self.check_grouped(dtype, index_dtype, 3000, 700, 256)
+
+    def test_long_segments_are_summed_on_chip(self):
+        # Half of 20000 rows into one target: segments far longer than a tile.
+        torch = gpu_torch()
+        for dtype in (torch.float32, torch.float16, torch.bfloat16, torch.float64):
+            self.check_grouped(dtype, torch.int64, 20000, 300, 256, hot=0.5, modes=self.GROUPING)
+
+    def test_padded_and_odd_rows(self):
+        torch = gpu_torch()
+        self.check_grouped(torch.float32, torch.int64, 2000, 500, 132, pad=4)
+        self.check_grouped(torch.bfloat16, torch.int64, 2000, 500, 264, pad=8)
+        self.check_grouped(torch.float32, torch.int64, 2000, 500, 37, pad=3)
+        self.check_grouped(torch.float16, torch.int32, 2000, 500, 3, pad=1)
+
+    def test_many_targets(self):
+        # 2^22 out rows: the grouping sorts over 22 bits of target.
+        torch = gpu_torch()
+        self.check_grouped(torch.float32, torch.int64, 200_000, 1 << 22, 4, modes=self.GROUPING)
+
+    def test_empty_source_is_a_no_op(self):
+        torch = gpu_torch()
+        out = torch.ones(10, 8, device="cuda")
+        src = torch.ones(0, 8, device="cuda")
+        index = torch.zeros(0, dtype=torch.int64, device="cuda")
+        for mode, deterministic in self.MODES:
+            scatterptx.scatter_add_grouped(out, index, src, mode=mode, deterministic=deterministic)
+        torch.cuda.synchronize()
+        self.assertTrue(torch.equal(out, torch.ones_like(out)))
+
+    def test_plan_reused_on_three_sources(self):
+        torch = gpu_torch()
+        for dtype in (torch.float32, torch.bfloat16):
+            for mode in ("auto", "streaming", "segmented"):
+                _, out, src, index = make_case(torch, dtype, torch.int64, 5000, 900, 128)
+                with scatterptx.Plan(out, index, src, mode=mode) as plan:
+                    text = plan.describe()
+                    self.assertIn("mode=", text)
+                    if mode != "auto":
+                        self.assertIn(f"mode={mode}", text)
+                    for run in range(3):
+                        _, new_out, new_src, _ = make_case(torch, dtype, torch.int64, 5000, 900, 128)
+                        out0 = new_out.clone()
+                        self.assertIs(plan.execute(new_out, new_src), new_out)
+                        torch.cuda.synchronize()
+                        assert_within_rounding(self, new_out, out0, index, new_src,
+                                               f"{dtype} plan mode={mode} ({text}) run {run}",
+                                               accumulated=mode == "segmented")
+
+    def test_segmented_plan_reads_the_index_once(self):
+        torch = gpu_torch()
+        _, out, src, index = make_case(torch, torch.float32, torch.int64, 3000, 700, 64)
+        kept = index.clone()
+        with scatterptx.Plan(out, index, src, mode="segmented") as plan:
+            index.fill_(0)  # after create: the plan must not see it
+            out0 = out.clone()
+            plan.execute(out, src)
+            torch.cuda.synchronize()
+            assert_within_rounding(self, out, out0, kept, src, "index changed after create", accumulated=True)
+
+    def test_plan_in_a_caller_workspace(self):
+        torch = gpu_torch()
+        _, out, src, index = make_case(torch, torch.float32, torch.int64, 4000, 800, 128)
+        size = scatterptx.grouped_workspace_size(out, index, src, mode="segmented")
+        self.assertGreater(size, 0)
+        workspace = torch.empty(size, dtype=torch.uint8, device="cuda")
+        plan = scatterptx.Plan(out, index, src, mode="segmented", workspace=workspace)
+        self.assertEqual(plan.workspace_bytes, size)
+        out0 = out.clone()
+        plan.execute(out, src)
+        plan.close()
+        assert_within_rounding(self, out, out0, index, src, "plan in a caller workspace", accumulated=True)
+
+        # A workspace too small is refused, and nothing is written.
+        too_small = torch.empty(size // 2, dtype=torch.uint8, device="cuda")
+        with self.assertRaises(scatterptx.ScatterPtxError) as caught:
+            scatterptx.Plan(out, index, src, mode="segmented", workspace=too_small)
+        self.assertEqual(caught.exception.status, "SCATTERPTX_ERROR_INVALID_ARGUMENT")
+        before = out.clone()
+        with self.assertRaises(scatterptx.ScatterPtxError) as caught:
+            scatterptx.scatter_add_grouped(out, index, src, mode="segmented", workspace=too_small)
+        self.assertEqual(caught.exception.status, "SCATTERPTX_ERROR_INVALID_ARGUMENT")
+        torch.cuda.synchronize()
+        self.assertTrue(torch.equal(out, before))
+
+    def test_deterministic_is_bitwise_reproducible(self):
+        torch = gpu_torch()
+        for dtype in (torch.float32, torch.bfloat16):
+            _, out0, src, index = make_case(torch, dtype, torch.int64, 20000, 300, 256, hot=0.5)
+
+            def single_shot(**options):
+                out = out0.clone()
+                scatterptx.scatter_add_grouped(out, index, src, deterministic=True, **options)
+                torch.cuda.synchronize()
+                return out
+
+            first = single_shot()
+            assert_within_rounding(self, first, out0, index, src, f"{dtype} deterministic", accumulated=True)
+            for run in range(4):
+                self.assertTrue(same_bits(single_shot(), first), f"{dtype} single-shot run {run + 2}")
+            for warps in (1, 8):
+                self.assertTrue(same_bits(single_shot(warps_per_cta=warps), first), f"{dtype} warps={warps}")
+            with scatterptx.Plan(out0, index, src, deterministic=True) as plan:
+                for run in range(5):
+                    out = out0.clone()
+                    plan.execute(out, src)
+                    torch.cuda.synchronize()
+                    self.assertTrue(same_bits(out, first), f"{dtype} plan execute {run + 1}")
+                side = torch.cuda.Stream()
+                out = out0.clone()
+                side.wait_stream(torch.cuda.current_stream())
+                with torch.cuda.stream(side):
+                    plan.execute(out, src)
+                side.synchronize()
+                self.assertTrue(same_bits(out, first), f"{dtype} plan execute on a second stream")
+
+    def test_checked_plan_create_raises_and_writes_nothing(self):
+        torch = gpu_torch()
+        out = torch.zeros(10, 8, device="cuda") + 1.5
+        src = torch.ones(4, 8, device="cuda")
+        index = torch.tensor([1, 2, 99, 3], device="cuda")
+        with self.assertRaises(scatterptx.ScatterPtxError) as caught:
+            scatterptx.Plan(out, index, src, mode="segmented", check_index=True)
+        self.assertEqual(caught.exception.status, "SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE")
+        self.assertIn("index[2] = 99", str(caught.exception))
+        self.assertTrue(torch.equal(out, torch.full_like(out, 1.5)))
+
+    def test_checked_grouped_adds_valid_rows_then_raises(self):
+        torch = gpu_torch()
+        out = torch.zeros(10, 8, device="cuda") + 1.5
+        src = torch.ones(4, 8, device="cuda")
+        index = torch.tensor([1, 2, 99, 3], device="cuda")
+        with self.assertRaises(scatterptx.ScatterPtxError) as caught:
+            scatterptx.scatter_add_grouped(out, index, src, mode="segmented", check_index=True)
+        self.assertEqual(caught.exception.status, "SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE")
+        self.assertIn("index[2] = 99", str(caught.exception))
+        self.assertEqual(out[1, 0].item(), 2.5)  # valid rows still added
+        self.assertEqual(out[0, 0].item(), 1.5)
+
+    def test_recorded_index_error_at_create_and_at_every_execute(self):
+        torch = gpu_torch()
+        out = torch.zeros(10, 8, device="cuda") + 1.5
+        src = torch.ones(4, 8, device="cuda")
+        index = torch.tensor([1, 2, 99, 3], device="cuda")
+        scatterptx.take_index_error()  # clear what earlier tests left
+        with scatterptx.Plan(out, index, src, mode="segmented") as plan:
+            self.assertEqual(scatterptx.take_index_error(), 2)
+            self.assertEqual(out[1, 0].item(), 1.5)  # create writes nothing
+            plan.execute(out, src)
+            self.assertEqual(scatterptx.take_index_error(), 2)
+            self.assertEqual(out[1, 0].item(), 2.5)
+            self.assertEqual(out[0, 0].item(), 1.5)
+
+    def test_closed_plan_refuses_use(self):
+        torch = gpu_torch()
+        _, out, src, index = make_case(torch, torch.float32, torch.int64, 100, 50, 16)
+        with scatterptx.Plan(out, index, src, mode="segmented") as plan:
+            plan.execute(out, src)
+        self.assertTrue(plan.closed)
+        plan.close()  # a second close does nothing
+        with self.assertRaisesRegex(ValueError, "closed"):
+            plan.execute(out, src)
+        with self.assertRaisesRegex(ValueError, "closed"):
+            plan.describe()
+
+    def test_execute_refuses_other_shapes_and_dtypes(self):
+        torch = gpu_torch()
+        _, out, src, index = make_case(torch, torch.float32, torch.int64, 100, 50, 16)
+        with scatterptx.Plan(out, index, src, mode="segmented") as plan:
+            with self.assertRaisesRegex(ValueError, "plan was made for"):
+                plan.execute(out[:-1], src)
+            with self.assertRaisesRegex(ValueError, "plan was made for"):
+                plan.execute(out, torch.ones(100, 32, device="cuda")[:, :16])  # row stride 32
+            with self.assertRaisesRegex(ValueError, "plan was made for f32"):
+                plan.execute(out.double(), src.double())
 
 if __name__ == "__main__":
     unittest.main()

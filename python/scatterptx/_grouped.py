@@ -1,0 +1,190 @@
+"""Grouped execution: a Plan groups one index by target once and is executed
+many times on new out and src values; scatter_add_grouped builds and executes
+one in a single stream-ordered call."""
+
+import ctypes
+
+from ._arrays import is_torch_tensor, read_problem, torch_stream, view, workspace_view
+from ._binding import MODES, GroupOptions, check, library
+from ._dispatch import problem_args
+
+_DESCRIBE_BYTES = 4096
+
+
+def _options(mode, deterministic, warps_per_cta):
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    options = GroupOptions()
+    library().scatterptx_group_options_init(ctypes.byref(options))
+    options.mode = MODES[mode]
+    options.deterministic = 1 if deterministic else 0
+    options.warps_per_cta = warps_per_cta
+    return options
+
+
+def _workspace_size(args, options):
+    size = ctypes.c_size_t(0)
+    check(library().scatterptx_plan_workspace_size(ctypes.byref(args), ctypes.byref(options),
+                                                   ctypes.byref(size)))
+    return size.value
+
+
+def _stream(out, stream):
+    if stream is not None:
+        return stream
+    return torch_stream(out) if is_torch_tensor(out) else 0
+
+
+def _temporary_workspace(out, nbytes, stream):
+    """A torch uint8 buffer for one stream-ordered call on stream."""
+    import torch
+
+    workspace = torch.empty(nbytes, dtype=torch.uint8, device=out.device)
+    if stream != torch_stream(out):
+        # Allocated on torch's current stream but used on another: without this
+        # the caching allocator could hand it out again before that stream is done.
+        workspace.record_stream(torch.cuda.ExternalStream(stream, device=out.device))
+    return workspace
+
+
+def grouped_workspace_size(out, index, src, *, mode="auto", deterministic=False, warps_per_cta=0,
+                           dtype=None):
+    """Bytes of device workspace a Plan or scatter_add_grouped for these arrays
+    needs (0 for mode="streaming"). Only their shapes, strides and types are read."""
+    problem = read_problem(out, index, src, dtype)
+    return _workspace_size(problem_args(problem), _options(mode, deterministic, warps_per_cta))
+
+
+def scatter_add_grouped(out, index, src, *, mode="auto", deterministic=False, workspace=None,
+                        stream=None, check_index=False, warps_per_cta=0, dtype=None):
+    """In place, like ``out.index_add_(0, index, src)``, by grouping the rows by
+    target first; returns out.
+
+    mode: "auto" (the planner picks), "streaming" (what scatter_add_ runs) or
+    "segmented" (rows grouped by target, each target's sum added once).
+    deterministic=True: bitwise reproducible results (selects segmented;
+    refused with streaming). workspace: a contiguous device buffer of at least
+    grouped_workspace_size() bytes, 256-byte aligned; when None, torch inputs
+    get one allocated here for this call (the library itself never allocates
+    on this path), other arrays must pass one. stream, check_index and dtype
+    as for scatter_add_; check_index=True synchronises.
+    """
+    problem = read_problem(out, index, src, dtype)
+    options = _options(mode, deterministic, warps_per_cta)
+    args = problem_args(problem, check_index)
+    stream = _stream(out, stream)
+    if workspace is None:
+        needed = _workspace_size(args, options)
+        if needed and not is_torch_tensor(out):
+            raise ValueError(f"pass workspace=: {needed} bytes of device memory, 256-byte aligned "
+                             "(only torch inputs get one allocated)")
+        workspace = _temporary_workspace(out, needed, stream) if needed else None
+    pointer, nbytes = (None, 0) if workspace is None else workspace_view(workspace)
+    check(library().scatterptx_scatter_add_grouped(ctypes.byref(args), ctypes.byref(options), pointer,
+                                                   nbytes, ctypes.c_void_p(stream or None)))
+    return out
+
+
+class Plan:
+    """The grouping of one index by target, for running
+    ``out.index_add_(0, index, src)`` many times on new out and src values.
+
+    out and src give the shapes, row strides and dtype every execute must
+    have, and the alignment it must keep; nothing is written to out, and the
+    index is read once, here. mode, deterministic and warps_per_cta as for
+    scatter_add_grouped. workspace: None to have the plan allocate its own,
+    else a contiguous device buffer of at least workspace_bytes, 256-byte
+    aligned, that the plan keeps alive until close. Creation synchronises
+    stream (torch's current stream by default). check_index=True raises
+    ScatterPtxError here for an out-of-range index and makes no plan;
+    otherwise such an index is recorded (take_index_error) here and by every
+    execute.
+
+    close(), the end of a ``with`` block or garbage collection frees the plan;
+    with torch inputs it first waits for the device, so that no execute still
+    uses the workspace.
+    """
+
+    def __init__(self, out, index, src, *, mode="auto", deterministic=False, workspace=None,
+                 stream=None, check_index=False, warps_per_cta=0, dtype=None):
+        self._handle = None  # first: a plan whose creation failed has nothing to free
+        self._executed = False
+        self._problem = read_problem(out, index, src, dtype)
+        self._device = out.device if is_torch_tensor(out) else None
+        options = _options(mode, deterministic, warps_per_cta)
+        args = problem_args(self._problem, check_index)
+        self.workspace_bytes = _workspace_size(args, options)
+        pointer, nbytes = (None, 0) if workspace is None else workspace_view(workspace)
+        handle = ctypes.c_void_p()
+        check(library().scatterptx_plan_create(ctypes.byref(args), ctypes.byref(options), pointer, nbytes,
+                                               ctypes.c_void_p(_stream(out, stream) or None),
+                                               ctypes.byref(handle)))
+        self._handle = handle
+        self._workspace = workspace  # the plan's grouping lives in it until close
+
+    def execute(self, out, src, *, stream=None, dtype=None):
+        """out[index[i], :] += src[i, :] with the plan's index; returns out.
+
+        Stream-ordered on stream (torch's current stream by default), no
+        allocation, no synchronisation. Executes share the plan's workspace:
+        order executes on different streams yourself, one at a time."""
+        handle = self._open_handle()
+        p = self._problem
+        out_ptr = self._matching_view(out, "out", p.out_rows, p.out_row_stride, dtype)
+        src_ptr = self._matching_view(src, "src", p.src_rows, p.src_row_stride, dtype)
+        check(library().scatterptx_plan_execute(handle, out_ptr, src_ptr,
+                                                ctypes.c_void_p(_stream(out, stream) or None)))
+        self._executed = True
+        return out
+
+    def describe(self):
+        """The library's text for the plan ("mode=segmented ...")."""
+        buffer = ctypes.create_string_buffer(_DESCRIBE_BYTES)
+        check(library().scatterptx_plan_describe(self._open_handle(), buffer, len(buffer)))
+        return buffer.value.decode("utf-8", "replace")
+
+    def close(self):
+        """Frees the plan and what it allocated. A second call does nothing."""
+        if self._handle is None:
+            return
+        handle, self._handle = self._handle, None
+        if self._executed and self._device is not None:
+            import torch
+
+            torch.cuda.synchronize(self._device)  # destroy must not free a workspace in use
+        self._workspace = None
+        check(library().scatterptx_plan_destroy(handle))
+
+    @property
+    def closed(self):
+        return self._handle is None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - at interpreter exit torch or the library may be gone
+            pass
+
+    def _open_handle(self):
+        if self._handle is None:
+            raise ValueError("the plan is closed")
+        return self._handle
+
+    def _matching_view(self, array, what, rows, row_stride, dtype):
+        """array's pointer, once its shape, row stride, dtype and device are the plan's."""
+        p = self._problem
+        pointer, shape, stride, name = view(array, what, 2, dtype)
+        if shape != (rows, p.cols) or stride != row_stride:
+            raise ValueError(f"{what} is {shape[0]}x{shape[1]} with row stride {stride}; the plan was made "
+                             f"for {rows}x{p.cols} with row stride {row_stride}")
+        if name != p.dtype:
+            raise ValueError(f"{what} is {name}; the plan was made for {p.dtype}")
+        if self._device is not None and is_torch_tensor(array) and array.device != self._device:
+            raise ValueError(f"{what} is on {array.device}; the plan was made on {self._device}")
+        return pointer

@@ -1,0 +1,309 @@
+// A plan beyond its first execute: reused on new src and out, blind to
+// changes of its index after create, executed on two streams ordered by an
+// event, captured in a CUDA graph and replayed, refusing pointers less
+// aligned than at create, and describing itself; and the STREAMING mode
+// through the same entry points.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "gpu_harness.hpp"
+#include "group_case.hpp"
+#include "reference.hpp"
+#include "scatter_case.hpp"
+#include "stream_events.hpp"
+
+namespace scatterptx_test {
+namespace {
+
+ScatterShape make_shape(scatterptx_dtype dtype, int64_t out_rows, int64_t src_rows, int64_t cols) {
+  ScatterShape s;
+  s.dtype = dtype;
+  s.index_type = SCATTERPTX_INDEX_INT64;
+  s.out_rows = out_rows;
+  s.src_rows = src_rows;
+  s.cols = cols;
+  return s;
+}
+
+// Random inputs with a hot target taking a quarter of the rows.
+HostScatter make_inputs(const ScatterShape& s, uint64_t seed) {
+  HostScatter host = make_random_scatter(s, seed);
+  host.index = hot_target_index(s.src_rows, s.out_rows, s.out_rows / 2, s.src_rows / 4,
+                                derive_seed(seed, 7));
+  return host;
+}
+
+void expect_no_index_error() {
+  int64_t bad_position = 0;
+  ASSERT_EQ(scatterptx_take_index_error(&bad_position), SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+  EXPECT_EQ(bad_position, -1) << "every index was valid";
+}
+
+class GroupedPlanTest : public ::testing::TestWithParam<GroupMode> {
+ protected:
+  void SetUp() override { SCATTERPTX_REQUIRE_GPU(); }
+  scatterptx_group_options options() const { return group_options(GetParam()); }
+};
+
+TEST_P(GroupedPlanTest, ReusedOnThreeNewSources) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  const ScatterShape s = make_shape(SCATTERPTX_F32, 2000, 30000, 132);
+  SCOPED_TRACE(s.describe());
+  const HostScatter planned = make_inputs(s, seed);
+  DeviceScatter planned_device(s, planned);
+  const scatterptx_scatter_add_args args =
+      planned_device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+  const scatterptx_group_options group = options();
+  ScopedPlan plan;
+  ASSERT_EQ(scatterptx_plan_create(&args, &group, nullptr, 0, nullptr, plan.receive()),
+            SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+
+  for (int k = 0; k < 3; ++k) {
+    SCOPED_TRACE("source " + std::to_string(k));
+    // Fresh out and src, in allocations of their own, with the plan's index.
+    HostScatter fresh = make_random_scatter(s, derive_seed(seed, 100 + static_cast<uint64_t>(k)));
+    fresh.index = planned.index;
+    DeviceScatter fresh_device(s, fresh);
+    const scatterptx_scatter_add_args fresh_args =
+        fresh_device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+    ASSERT_EQ(scatterptx_plan_execute(plan.get(), fresh_args.out, fresh_args.src, nullptr),
+              SCATTERPTX_SUCCESS)
+        << scatterptx_last_error_message();
+    expect_scatter_result(s, fresh, fresh_device, 1);
+  }
+  expect_no_index_error();
+}
+
+TEST_P(GroupedPlanTest, IndexChangedAfterCreateIsNotSeen) {
+  if (GetParam() == GroupMode::kAuto) {
+    GTEST_SKIP() << "AUTO plans this shape (528-byte rows, not 16-byte multiples) as STREAMING, "
+                    "which reads the index at every execute";
+  }
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  const ScatterShape s = make_shape(SCATTERPTX_F32, 2000, 30000, 132);
+  SCOPED_TRACE(s.describe());
+  const HostScatter host = make_inputs(s, seed);
+  DeviceScatter device(s, host);
+  const scatterptx_scatter_add_args args =
+      device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+  const scatterptx_group_options group = options();
+  ScopedPlan plan;
+  ASSERT_EQ(scatterptx_plan_create(&args, &group, nullptr, 0, nullptr, plan.receive()),
+            SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+  // The index is read once, at create: overwriting it in place (with other
+  // valid targets) must not change what the plan adds where.
+  std::vector<int64_t> other_index = host.index;
+  for (int64_t& target : other_index) target = s.out_rows - 1 - target;
+  const std::vector<unsigned char> other_bytes = encode_indices(other_index, s.index_type);
+  upload(reinterpret_cast<CUdeviceptr>(args.index), other_bytes.data(), other_bytes.size());
+  ASSERT_EQ(scatterptx_plan_execute(plan.get(), args.out, args.src, nullptr), SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+  expect_scatter_result(s, host, device, 1);
+  expect_no_index_error();
+}
+
+TEST_P(GroupedPlanTest, ExecutesOnTwoStreamsInTurn) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  const ScatterShape s = make_shape(SCATTERPTX_BF16, 1500, 25000, 100);
+  SCOPED_TRACE(s.describe());
+  const HostScatter host = make_inputs(s, seed);
+  DeviceScatter device(s, host);
+  const scatterptx_scatter_add_args args =
+      device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+  const scatterptx_group_options group = options();
+  Stream first;
+  Stream second;
+  ScopedPlan plan;
+  ASSERT_EQ(scatterptx_plan_create(&args, &group, nullptr, 0, first.get(), plan.receive()),
+            SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+  // Executes share the plan's workspace: the second stream waits for the
+  // first's execute through an event, with no host synchronisation.
+  Event first_done;
+  ASSERT_EQ(scatterptx_plan_execute(plan.get(), args.out, args.src, first.get()),
+            SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+  first_done.record(first.get());
+  stream_wait_event(second.get(), first_done);
+  ASSERT_EQ(scatterptx_plan_execute(plan.get(), args.out, args.src, second.get()),
+            SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+  second.synchronize();
+  expect_scatter_result(s, host, device, 2);
+  expect_no_index_error();
+}
+
+TEST_P(GroupedPlanTest, CapturedExecuteReplaysTwice) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  for (scatterptx_dtype dtype : {SCATTERPTX_F32, SCATTERPTX_BF16}) {
+    const ScatterShape s = make_shape(dtype, 900, 12000, 264);
+    SCOPED_TRACE(s.describe());
+    const HostScatter host = make_inputs(s, derive_seed(seed, dtype));
+    DeviceScatter device(s, host);
+    const scatterptx_scatter_add_args args =
+        device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+    const scatterptx_group_options group = options();
+    ASSERT_EQ(scatterptx_prepare(), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+    Stream stream;
+    // Create synchronises, so it comes before the capture; only execute is captured.
+    ScopedPlan plan;
+    ASSERT_EQ(scatterptx_plan_create(&args, &group, nullptr, 0, stream.get(), plan.receive()),
+              SCATTERPTX_SUCCESS)
+        << scatterptx_last_error_message();
+    DRIVER_CALL(cuStreamBeginCapture, stream.get(), CU_STREAM_CAPTURE_MODE_GLOBAL);
+    const scatterptx_status captured =
+        scatterptx_plan_execute(plan.get(), args.out, args.src, stream.get());
+    const std::string message = scatterptx_last_error_message();
+    CUgraph graph = nullptr;
+    DRIVER_CALL(cuStreamEndCapture, stream.get(), &graph);  // ends the capture whatever happened
+    ASSERT_EQ(captured, SCATTERPTX_SUCCESS) << message;
+    ASSERT_NE(graph, nullptr);
+    CUgraphExec exec = nullptr;
+    DRIVER_CALL(cuGraphInstantiateWithFlags, &exec, graph, 0);
+    synchronize_gpu();
+    EXPECT_TRUE(device.download_out().bytes == host.out0.bytes) << "capture ran the execute";
+    DRIVER_CALL(cuGraphLaunch, exec, stream.get());
+    DRIVER_CALL(cuGraphLaunch, exec, stream.get());
+    stream.synchronize();
+    expect_scatter_result(s, host, device, 2);
+    DRIVER_CALL(cuGraphExecDestroy, exec);
+    DRIVER_CALL(cuGraphDestroy, graph);
+    expect_no_index_error();
+  }
+}
+
+TEST_P(GroupedPlanTest, DescribeNamesTheMode) {
+  const ScatterShape s = make_shape(SCATTERPTX_F32, 700, 9000, 36);
+  const HostScatter host = make_inputs(s, fresh_seed());
+  DeviceScatter device(s, host);
+  const scatterptx_scatter_add_args args =
+      device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+  const scatterptx_group_options group = options();
+  ScopedPlan plan;
+  ASSERT_EQ(scatterptx_plan_create(&args, &group, nullptr, 0, nullptr, plan.receive()),
+            SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+  const std::string described = describe_group_plan(plan.get());
+  EXPECT_NE(described.find("mode="), std::string::npos) << described;
+  if (forces_segmented(group)) {
+    EXPECT_NE(described.find("mode=segmented"), std::string::npos) << described;
+  }
+  // Describing runs nothing.
+  EXPECT_TRUE(device.download_out().bytes == host.out0.bytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sm90, GroupedPlanTest,
+                         ::testing::Values(GroupMode::kSegmented, GroupMode::kAuto,
+                                           GroupMode::kDeterministic),
+                         [](const ::testing::TestParamInfo<GroupMode>& info) {
+                           return std::string(group_mode_name(info.param));
+                         });
+
+// Executes must keep create's alignment. Only the modes that force
+// grouping: a plan that AUTO makes streaming runs what scatter_add runs,
+// which takes any element-aligned pointer, so it has nothing to refuse.
+class GroupedPlanAlignmentTest : public ::testing::TestWithParam<GroupMode> {
+ protected:
+  void SetUp() override { SCATTERPTX_REQUIRE_GPU(); }
+  scatterptx_group_options options() const { return group_options(GetParam()); }
+};
+
+TEST_P(GroupedPlanAlignmentTest, RefusesPointersLessAlignedThanAtCreate) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  // f32 rows of 64 elements (256 bytes) from 256-byte-aligned allocations:
+  // the segmented kernels may be chosen for 16-byte loads and stores.
+  const ScatterShape s = make_shape(SCATTERPTX_F32, 500, 3000, 64);
+  const HostScatter host = make_inputs(s, seed);
+  DeviceScatter device(s, host);
+  const scatterptx_scatter_add_args args =
+      device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+  const scatterptx_group_options group = options();
+  ScopedPlan plan;
+  ASSERT_EQ(scatterptx_plan_create(&args, &group, nullptr, 0, nullptr, plan.receive()),
+            SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+
+  // The same values one element (4 bytes) past a 16-byte boundary.
+  constexpr size_t kShift = 4;
+  DeviceBuffer shifted_src(host.src.bytes.size() + 16);
+  upload(shifted_src.address(kShift), host.src.bytes.data(), host.src.bytes.size());
+  DeviceBuffer shifted_out(host.out0.bytes.size() + 16);
+  upload(shifted_out.address(kShift), host.out0.bytes.data(), host.out0.bytes.size());
+
+  EXPECT_EQ(scatterptx_plan_execute(plan.get(), args.out, shifted_src.pointer(kShift), nullptr),
+            SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  EXPECT_STRNE(scatterptx_last_error_message(), "");
+  EXPECT_EQ(scatterptx_plan_execute(plan.get(), shifted_out.pointer(kShift), args.src, nullptr),
+            SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  EXPECT_STRNE(scatterptx_last_error_message(), "");
+  EXPECT_EQ(scatterptx_plan_execute(plan.get(), nullptr, args.src, nullptr),
+            SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(scatterptx_plan_execute(plan.get(), args.out, nullptr, nullptr),
+            SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  synchronize_gpu();
+  EXPECT_TRUE(device.download_out().bytes == host.out0.bytes) << "a refused execute wrote to out";
+  EXPECT_EQ(device.guard_damage(), "");
+  std::vector<unsigned char> shifted_after(host.out0.bytes.size());
+  download(shifted_after.data(), shifted_out.address(kShift), shifted_after.size());
+  EXPECT_TRUE(shifted_after == host.out0.bytes) << "a refused execute wrote to its misaligned out";
+
+  // The refusals leave the plan usable.
+  ASSERT_EQ(scatterptx_plan_execute(plan.get(), args.out, args.src, nullptr), SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+  expect_scatter_result(s, host, device, 1);
+  expect_no_index_error();
+}
+
+INSTANTIATE_TEST_SUITE_P(Sm90, GroupedPlanAlignmentTest,
+                         ::testing::Values(GroupMode::kSegmented, GroupMode::kDeterministic),
+                         [](const ::testing::TestParamInfo<GroupMode>& info) {
+                           return std::string(group_mode_name(info.param));
+                         });
+
+// STREAMING needs no workspace and honours args.path, through the grouped
+// entry points as through scatter_add.
+TEST(GroupedStreamingMode, RunsWithoutWorkspaceOnEveryPath) {
+  SCATTERPTX_REQUIRE_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  const ScatterShape s = make_shape(SCATTERPTX_F32, 800, 10000, 132);
+  const HostScatter host = make_inputs(s, seed);
+  DeviceScatter device(s, host);
+  scatterptx_group_options streaming;
+  scatterptx_group_options_init(&streaming);
+  streaming.mode = SCATTERPTX_MODE_STREAMING;
+  for (scatterptx_path path : {SCATTERPTX_PATH_AUTO, SCATTERPTX_PATH_TMA, SCATTERPTX_PATH_RED}) {
+    SCOPED_TRACE(std::string("path ") + path_name(path));
+    const scatterptx_scatter_add_args args = device.args(path, SCATTERPTX_INDEX_RECORD);
+    size_t bytes = 1;
+    ASSERT_EQ(scatterptx_plan_workspace_size(&args, &streaming, &bytes), SCATTERPTX_SUCCESS)
+        << scatterptx_last_error_message();
+    EXPECT_EQ(bytes, 0u);
+    for (GroupEntry entry : all_group_entries()) {
+      device.reset_out(host.out0);
+      run_grouped(device, host, args, streaming, entry);
+      if (HasFatalFailure()) return;
+      expect_scatter_result(s, host, device, 1);
+    }
+    ScopedPlan plan;
+    ASSERT_EQ(scatterptx_plan_create(&args, &streaming, nullptr, 0, nullptr, plan.receive()),
+              SCATTERPTX_SUCCESS)
+        << scatterptx_last_error_message();
+    const std::string described = describe_group_plan(plan.get());
+    EXPECT_NE(described.find("mode=streaming"), std::string::npos) << described;
+  }
+  expect_no_index_error();
+}
+
+}  // namespace
+}  // namespace scatterptx_test
