@@ -1,7 +1,6 @@
 #include "group_plan.hpp"
 
 #include <algorithm>
-#include <sstream>
 
 #include "errors.hpp"
 
@@ -173,16 +172,18 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o) {
 }
 
 std::string GroupPlan::describe() const {
-  std::ostringstream out;
-  out << "mode=" << (mode == SCATTERPTX_MODE_SEGMENTED ? "segmented" : "streaming")
-      << " deterministic=" << (deterministic ? 1 : 0) << " why=\"" << why_mode << "\"";
+  // std::to_string, not a stream: see Plan::describe.
+  auto field = [](const char* key, uint64_t value) { return std::string(" ") + key + "=" + std::to_string(value); };
+  std::string out = std::string("mode=") + (mode == SCATTERPTX_MODE_SEGMENTED ? "segmented" : "streaming") +
+                    field("deterministic", deterministic ? 1 : 0) + " why=\"" + why_mode + "\"";
   if (mode == SCATTERPTX_MODE_SEGMENTED) {
-    out << " slices=" << (vectorized ? "vec16" : "scalar") << " key_bits=" << key_bits << " passes=" << passes
-        << " sort_tiles=" << sort_tiles << " segment_tiles=" << segment_tiles
-        << " combine_levels=" << combine_levels << " summing_warps=" << summing_warps
-        << " grid=" << summing_grid_x << "x" << summing_grid_y << " workspace_bytes=" << workspace.bytes;
+    out += std::string(" slices=") + (vectorized ? "vec16" : "scalar") + field("key_bits", key_bits) +
+           field("passes", passes) + field("sort_tiles", sort_tiles) + field("segment_tiles", segment_tiles) +
+           field("combine_levels", combine_levels) + field("summing_warps", summing_warps) +
+           field("grid", summing_grid_x) + "x" + std::to_string(summing_grid_y) +
+           field("workspace_bytes", workspace.bytes);
   }
-  return out.str();
+  return out;
 }
 
 }  // namespace scatterptx::detail

@@ -1,7 +1,6 @@
 #include "plan.hpp"
 
 #include <algorithm>
-#include <sstream>
 
 #include "errors.hpp"
 
@@ -292,25 +291,27 @@ Plan make_plan(const Problem& p, const DeviceLimits& device) {
 }
 
 std::string Plan::describe() const {
-  std::ostringstream out;
+  // Built with std::to_string, not a stream: the text is also asked for from
+  // processes (Python) whose C++ locale state this library does not control.
   if (launches.empty()) return "path=none (empty problem)";
   const char* name = path == SCATTERPTX_PATH_TMA ? "tma" : path == SCATTERPTX_PATH_PRIVATE ? "private" : "red";
-  out << "path=" << name << " variant=" << kKernelVariants[variant].name;
+  auto field = [](const char* key, uint64_t value) { return std::string(" ") + key + "=" + std::to_string(value); };
+  std::string out = std::string("path=") + name + " variant=" + kKernelVariants[variant].name;
   if (path == SCATTERPTX_PATH_PRIVATE) {
-    out << " slice_elems=" << priv.slice_elems << " slices=" << priv.slices << " stages=" << priv.stages
-        << " ctas_per_sm=" << priv.ctas_per_sm << " shared_bytes=" << priv.shared_bytes;
+    out += field("slice_elems", priv.slice_elems) + field("slices", priv.slices) + field("stages", priv.stages) +
+           field("ctas_per_sm", priv.ctas_per_sm) + field("shared_bytes", priv.shared_bytes);
   } else if (path == SCATTERPTX_PATH_TMA) {
-    out << " box_elems=" << tma.box_elems << " chunk_elems=" << tma.chunk_elems
-        << " chunks_per_row=" << tma.chunks_per_row << " stages=" << tma.stages
-        << " warps_per_cta=" << tma.warps_per_cta << " ctas_per_sm=" << tma.ctas_per_sm
-        << " shared_bytes=" << tma.shared_bytes;
+    out += field("box_elems", tma.box_elems) + field("chunk_elems", tma.chunk_elems) +
+           field("chunks_per_row", tma.chunks_per_row) + field("stages", tma.stages) +
+           field("warps_per_cta", tma.warps_per_cta) + field("ctas_per_sm", tma.ctas_per_sm) +
+           field("shared_bytes", tma.shared_bytes);
   } else {
-    out << " vector_bytes=" << red.vector_bytes << " vectors_per_row=" << red.vectors_per_row
-        << " lanes_per_row=" << (1u << red.lanes_per_row_log2);
+    out += field("vector_bytes", red.vector_bytes) + field("vectors_per_row", red.vectors_per_row) +
+           field("lanes_per_row", uint64_t{1} << red.lanes_per_row_log2);
   }
-  out << " threads=" << threads_per_cta << " launches=" << launches.size() << " grid=" << launches[0].grid_x
-      << "x" << launches[0].grid_y;
-  return out.str();
+  out += field("threads", threads_per_cta) + field("launches", launches.size()) + field("grid", launches[0].grid_x) +
+         "x" + std::to_string(launches[0].grid_y);
+  return out;
 }
 
 }  // namespace scatterptx::detail

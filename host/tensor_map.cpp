@@ -1,6 +1,6 @@
 #include "tensor_map.hpp"
 
-#include <sstream>
+#include <cstdio>
 
 #include "errors.hpp"
 
@@ -17,29 +17,34 @@ CUtensorMapDataType map_data_type(scatterptx_dtype dtype) {
 }
 
 std::string describe_fields(const RowTensorMapFields& f) {
-  std::ostringstream out;
-  out << "tensor map fields: dataType=" << map_data_type(f.dtype) << " (elem " << scatterptx_dtype_size(f.dtype)
-      << " B) rank=2 globalAddress=0x" << std::hex << f.address << std::dec << " globalDim={" << f.cols << ", "
-      << f.rows << "} globalStrides={" << f.row_stride_bytes << "} boxDim={" << f.box_elems
-      << ", 1} elementStrides={1, 1} interleave=NONE swizzle=NONE l2Promotion=L2_256B oobFill=NONE(zeros)";
-  return out.str();
+  // snprintf, not a stream: see Plan::describe.
+  char text[512];
+  std::snprintf(text, sizeof(text),
+                "tensor map fields: dataType=%d (elem %zu B) rank=2 globalAddress=0x%llx globalDim={%llu, %llu} "
+                "globalStrides={%llu} boxDim={%u, 1} elementStrides={1, 1} interleave=NONE swizzle=NONE "
+                "l2Promotion=L2_256B oobFill=NONE(zeros)",
+                static_cast<int>(map_data_type(f.dtype)), scatterptx_dtype_size(f.dtype),
+                static_cast<unsigned long long>(f.address), static_cast<unsigned long long>(f.cols),
+                static_cast<unsigned long long>(f.rows), static_cast<unsigned long long>(f.row_stride_bytes),
+                static_cast<unsigned>(f.box_elems));
+  return text;
 }
 
 }  // namespace
 
 std::string row_tensor_map_violations(const RowTensorMapFields& f) {
   const uint64_t elem = scatterptx_dtype_size(f.dtype);
-  std::ostringstream out;
+  std::string out;
   // Limits of cuTensorMapEncodeTiled, each as the driver states it.
-  if (f.address % 16 != 0) out << "globalAddress must be 16-byte aligned\n";
-  if (f.cols < 1 || f.cols > (uint64_t{1} << 32)) out << "globalDim[0] (cols) must be in [1, 2^32]\n";
-  if (f.rows < 1 || f.rows > (uint64_t{1} << 32)) out << "globalDim[1] (rows) must be in [1, 2^32]\n";
-  if (f.row_stride_bytes % 16 != 0) out << "globalStrides[0] must be a multiple of 16 bytes\n";
-  if (f.row_stride_bytes >= (uint64_t{1} << 40)) out << "globalStrides[0] must be below 2^40 bytes\n";
-  if (f.row_stride_bytes < f.cols * elem) out << "globalStrides[0] must cover a whole row\n";
-  if (f.box_elems < 1 || f.box_elems > 256) out << "boxDim[0] must be in [1, 256]\n";
-  if ((f.box_elems * elem) % 16 != 0) out << "boxDim[0] * element size must be a multiple of 16 bytes\n";
-  return out.str();
+  if (f.address % 16 != 0) out += "globalAddress must be 16-byte aligned\n";
+  if (f.cols < 1 || f.cols > (uint64_t{1} << 32)) out += "globalDim[0] (cols) must be in [1, 2^32]\n";
+  if (f.rows < 1 || f.rows > (uint64_t{1} << 32)) out += "globalDim[1] (rows) must be in [1, 2^32]\n";
+  if (f.row_stride_bytes % 16 != 0) out += "globalStrides[0] must be a multiple of 16 bytes\n";
+  if (f.row_stride_bytes >= (uint64_t{1} << 40)) out += "globalStrides[0] must be below 2^40 bytes\n";
+  if (f.row_stride_bytes < f.cols * elem) out += "globalStrides[0] must cover a whole row\n";
+  if (f.box_elems < 1 || f.box_elems > 256) out += "boxDim[0] must be in [1, 256]\n";
+  if ((f.box_elems * elem) % 16 != 0) out += "boxDim[0] * element size must be a multiple of 16 bytes\n";
+  return out;
 }
 
 CUtensorMap encode_row_tensor_map(const DriverApi& api, const RowTensorMapFields& f) {

@@ -97,8 +97,8 @@ class Plan:
     aligned, that the plan keeps alive until close. Creation synchronises
     stream (torch's current stream by default). check_index=True raises
     ScatterPtxError here for an out-of-range index and makes no plan;
-    otherwise such an index is recorded (take_index_error) here and by every
-    execute.
+    otherwise every execute records such an index (take_index_error), as
+    scatter_add_ does.
 
     close(), the end of a ``with`` block or garbage collection frees the plan;
     with torch inputs it first waits for the device, so that no execute still

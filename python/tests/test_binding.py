@@ -425,19 +425,22 @@ class GroupedAgainstTorch(unittest.TestCase):
         self.assertEqual(out[1, 0].item(), 2.5)  # valid rows still added
         self.assertEqual(out[0, 0].item(), 1.5)
 
-    def test_recorded_index_error_at_create_and_at_every_execute(self):
+    def test_recorded_index_error_by_every_execute(self):
         torch = gpu_torch()
         out = torch.zeros(10, 8, device="cuda") + 1.5
         src = torch.ones(4, 8, device="cuda")
         index = torch.tensor([1, 2, 99, 3], device="cuda")
         scatterptx.take_index_error()  # clear what earlier tests left
         with scatterptx.Plan(out, index, src, mode="segmented") as plan:
-            self.assertEqual(scatterptx.take_index_error(), 2)
+            # Create adds nothing, so it records nothing; each execute does.
+            self.assertEqual(scatterptx.take_index_error(), -1)
             self.assertEqual(out[1, 0].item(), 1.5)  # create writes nothing
-            plan.execute(out, src)
-            self.assertEqual(scatterptx.take_index_error(), 2)
-            self.assertEqual(out[1, 0].item(), 2.5)
-            self.assertEqual(out[0, 0].item(), 1.5)
+            for _ in range(2):
+                plan.execute(out, src)
+                self.assertEqual(scatterptx.take_index_error(), 2)
+            self.assertEqual(out[1, 0].item(), 3.5)  # two executes added 1.0 each
+            self.assertEqual(out[3, 0].item(), 3.5)
+            self.assertEqual(out[0, 0].item(), 1.5)  # no row of it, and index 99 wrote nowhere
 
     def test_closed_plan_refuses_use(self):
         torch = gpu_torch()
