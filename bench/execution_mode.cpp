@@ -6,7 +6,8 @@ namespace scatterptx_bench {
 namespace {
 
 constexpr ExecutionMode kAllModes[] = {ExecutionMode::streaming, ExecutionMode::segmented,
-                                       ExecutionMode::deterministic};
+                                       ExecutionMode::deterministic, ExecutionMode::bucketed,
+                                       ExecutionMode::grouped_auto};
 
 }  // namespace
 
@@ -15,6 +16,8 @@ const char* execution_mode_name(ExecutionMode mode) {
     case ExecutionMode::streaming: return "streaming";
     case ExecutionMode::segmented: return "segmented";
     case ExecutionMode::deterministic: return "deterministic";
+    case ExecutionMode::bucketed: return "bucketed";
+    case ExecutionMode::grouped_auto: return "auto";
   }
   return "?";
 }
@@ -43,8 +46,16 @@ bool has_mode(const std::vector<ExecutionMode>& modes, ExecutionMode mode) {
 scatterptx_group_options group_options(ExecutionMode mode) {
   scatterptx_group_options options;
   scatterptx_group_options_init(&options);
-  options.mode = mode == ExecutionMode::streaming ? SCATTERPTX_MODE_STREAMING : SCATTERPTX_MODE_SEGMENTED;
-  options.deterministic = mode == ExecutionMode::deterministic ? 1 : 0;
+  switch (mode) {
+    case ExecutionMode::streaming: options.mode = SCATTERPTX_MODE_STREAMING; break;
+    case ExecutionMode::segmented: options.mode = SCATTERPTX_MODE_SEGMENTED; break;
+    case ExecutionMode::deterministic:
+      options.mode = SCATTERPTX_MODE_SEGMENTED;
+      options.deterministic = 1;
+      break;
+    case ExecutionMode::bucketed: options.mode = SCATTERPTX_MODE_BUCKETED; break;
+    case ExecutionMode::grouped_auto: options.mode = SCATTERPTX_MODE_AUTO; break;
+  }
   return options;
 }
 

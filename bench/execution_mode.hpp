@@ -13,9 +13,11 @@ enum class ExecutionMode {
   streaming,      // scatterptx_scatter_add: every source row reduced into out on its own
   segmented,      // grouped by target: scatter_add_grouped, plan build and plan execute
   deterministic,  // segmented with bitwise reproducible results
+  bucketed,       // one coarse grouping pass, then the TMA path bucket by bucket
+  grouped_auto,   // the grouped API with mode AUTO: whichever mode the planner picks
 };
 
-// "streaming", "segmented", "deterministic".
+// "streaming", "segmented", "deterministic", "bucketed", "auto".
 const char* execution_mode_name(ExecutionMode mode);
 
 // Adds the modes text names ("all": every mode) to *modes, keeping them in
@@ -27,7 +29,7 @@ std::vector<ExecutionMode> default_execution_modes();
 
 bool has_mode(const std::vector<ExecutionMode>& modes, ExecutionMode mode);
 
-// The group options of a grouped mode: SEGMENTED, deterministic or not.
+// The group options of a grouped mode.
 scatterptx_group_options group_options(ExecutionMode mode);
 
 }  // namespace scatterptx_bench

@@ -67,7 +67,11 @@ runs, median of the timed runs, L2 flushed before every run.
                           allocated beforehand), scatterptx_plan_create,
                           and execute of a plan built beforehand
                         deterministic: segmented, bitwise reproducible
-                        all: the three
+                        bucketed: one coarse grouping pass, then the TMA
+                          path bucket by bucket (same three timings)
+                        auto: the grouped API with mode AUTO (the
+                          planner's choice; same three timings)
+                        all: every mode
   --path auto|tma|red|private  streaming: force a kernel path (default auto)
   --chunk-bytes N       TMA schedule override: bytes of a row per stage
   --stages N            TMA schedule override: shared-memory stages per warp
@@ -139,7 +143,7 @@ bool parse_options(int argc, char** argv, Options* options, std::string* error) 
       if (!modes_given) parsed.modes.clear();  // the first --mode replaces the default
       modes_given = true;
       if (!add_execution_modes(value, &parsed.modes)) {
-        *error = "--mode wants streaming, segmented, deterministic or all, got '" + value + "'";
+        *error = "--mode wants streaming, segmented, deterministic, bucketed, auto or all, got '" + value + "'";
         return false;
       }
     } else if (flag == "--path") {

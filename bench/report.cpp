@@ -23,7 +23,10 @@ std::string mode_list(const std::vector<ExecutionMode>& modes) {
 }
 
 bool has_grouped_mode(const std::vector<ExecutionMode>& modes) {
-  return has_mode(modes, ExecutionMode::segmented) || has_mode(modes, ExecutionMode::deterministic);
+  for (ExecutionMode mode : modes) {
+    if (mode != ExecutionMode::streaming) return true;
+  }
+  return false;
 }
 
 void write_schedule(JsonWriter& json, const scatterptx_schedule& s) {

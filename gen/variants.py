@@ -49,7 +49,28 @@ INDEX_TYPES = [
 # Parameter lists as the host packs them (host/launch.cpp), for the manifest.
 TMA_PARAMS = ("CUtensorMap src_map, u64 out_ptr, u64 out_row_stride_bytes, u64 index_ptr, "
               "u64 rows, u64 row_base, u64 out_rows, u32 cols, u32 chunk_elems, "
-              "u32 chunks_per_row, u32 box_elems, u32 stages, u64 error_record")
+              "u32 chunks_per_row, u32 box_elems, u32 stages, u64 error_record, u64 source_rows")
+
+# The TMA path reads src row `row` of the launch (streaming), or the source
+# position source_rows[row] (gathered: bucketed grouped execution, whose
+# index is the grouping's u32 keys, out_rows marking a bad index).
+TMA_STREAMING_ROWS = {
+    "ROW_SOURCE_DOC": "Streaming variants: row is the launch's row, index the caller's.",
+    "ROW_COORD": "    cvt.u32.u64         %c1, %row_i;",
+    "BAD_POSITION": "    add.u64             %t64, %row_base, %row_c;",
+}
+TMA_GATHERED_ROWS = {
+    "ROW_SOURCE_DOC": ("Gathered variants (row_tma_gather): row is a grouped position, the src\n"
+                       "// row its source position source_rows[row], index the grouping's u32 keys."),
+    "ROW_COORD": ("    mad.lo.u64          %addr, %row_i, 4, %source_rows;\n"
+                  "    ld.global.nc.u32    %c1, [%addr];"),
+    "BAD_POSITION": ("    mad.lo.u64          %addr, %row_c, 4, %source_rows;\n"
+                     "    ld.global.nc.u32    %s, [%addr];\n"
+                     "    cvt.u64.u32         %t64, %s;"),
+}
+GROUP_KEYS = IndexType("keys", "SCATTERPTX_INDEX_INT32", 4, ".reg .b32   %index32;",
+                       "ld.global.nc.u32    %index32, [%addr];\n"
+                       "    cvt.u64.u32         %target, %index32;")
 PRIVATE_PARAMS = ("u64 out_ptr, u64 out_row_stride_bytes, u64 src_ptr, u64 src_row_stride_bytes, "
                   "u64 index_ptr, u64 rows, u64 row_base, u32 out_rows, u32 cols, u32 slice_elems, "
                   "u32 stages, u32 staging_offset, u32 flags_offset, u32 ring_offset, "
@@ -96,7 +117,8 @@ def variants():
             }
             name = f"row_tma_reduce_{dtype.name}_{index.name}"
             out.append(Variant(name, "row_tma_reduce", dtype, index, 16, "row_tma_reduce.ptx.in",
-                               dict(common, ENTRY=name, REDUCE_TYPE=dtype.reduce), TMA_PARAMS))
+                               dict(common, **TMA_STREAMING_ROWS, ENTRY=name, REDUCE_TYPE=dtype.reduce),
+                               TMA_PARAMS))
             name = f"row_private_{dtype.name}_{index.name}"
             out.append(Variant(name, "row_private", dtype, index, 16, "row_private.ptx.in",
                                dict(common, **private_substitutions(dtype, index), ENTRY=name,
@@ -114,7 +136,20 @@ def variants():
                                         VECTOR_ADD=body,
                                         SCALAR_ADD=scalar_add(dtype)),
                                    RED_PARAMS))
-    return out + group_variants()
+    return out + tma_gather_variants() + group_variants()
+
+
+def tma_gather_variants():
+    """The TMA path over grouped positions (bucketed grouped execution)."""
+    out = []
+    for dtype in DTYPES:
+        name = f"row_tma_gather_{dtype.name}"
+        out.append(Variant(name, "row_tma_gather", dtype, GROUP_KEYS, 16, "row_tma_reduce.ptx.in",
+                           {"ENTRY": name, "ELEM_BYTES": str(dtype.size), "INDEX_BYTES": "4",
+                            "INDEX_REGS": GROUP_KEYS.regs, "LOAD_INDEX": GROUP_KEYS.load,
+                            "REDUCE_TYPE": dtype.reduce, **TMA_GATHERED_ROWS},
+                           TMA_PARAMS))
+    return out
 
 
 def group_variants():

@@ -31,7 +31,7 @@ namespace {
 constexpr uint64_t kNoPosition = UINT64_MAX;
 
 void require_workspace(const GroupPlan& plan, const void* workspace, size_t workspace_bytes) {
-  const uint64_t needed = plan.mode == SCATTERPTX_MODE_SEGMENTED ? plan.workspace.bytes : 0;
+  const uint64_t needed = plan.grouped() ? plan.workspace.bytes : 0;
   if (needed == 0) return;
   if (workspace == nullptr) {
     invalid_argument("workspace is NULL; this problem needs " + std::to_string(needed) +
@@ -72,6 +72,8 @@ Problem problem_for_execute(const scatterptx_plan_st& plan, void* out, const voi
   p.src_address = device_address(src);
   uint64_t alignment = p.elem_bytes;
   if (plan.plan.mode == SCATTERPTX_MODE_SEGMENTED && plan.plan.vectorized) alignment = kLaneSliceBytes;
+  // The TMA path's layout rules: 16-byte aligned out and src.
+  if (plan.plan.mode == SCATTERPTX_MODE_BUCKETED) alignment = kLaneSliceBytes;
   if (plan.plan.mode == SCATTERPTX_MODE_STREAMING) {
     // The streaming planner picks its path from the pointers themselves.
     alignment = p.elem_bytes;
@@ -102,7 +104,7 @@ scatterptx_status scatterptx_plan_workspace_size(const scatterptx_scatter_add_ar
     *bytes = 0;
     const Problem problem = validate_shape(args);
     const GroupPlan plan = make_group_plan(problem, validate_group_options(options, problem));
-    if (plan.mode == SCATTERPTX_MODE_SEGMENTED) *bytes = plan.workspace.bytes;
+    if (plan.grouped()) *bytes = plan.workspace.bytes;
   });
 }
 
@@ -115,16 +117,19 @@ scatterptx_status scatterptx_plan_create(const scatterptx_scatter_add_args* args
     auto made = std::make_unique<scatterptx_plan_st>();
     made->problem = validate_arguments(args);
     made->plan = make_group_plan(made->problem, validate_group_options(options, made->problem));
-    const bool segmented = made->plan.mode == SCATTERPTX_MODE_SEGMENTED;
-    if (workspace != nullptr && segmented) require_workspace(made->plan, workspace, workspace_bytes);
+    const bool grouped = made->plan.grouped();
+    if (workspace != nullptr && grouped) require_workspace(made->plan, workspace, workspace_bytes);
     const DriverApi& api = require_driver();
     ContextState& state = current_context_state(api);
     require_stream_in_context(api, state, stream);
     made->context = state.context;
-    if (!segmented || made->problem.is_empty()) {
+    if (made->plan.mode == SCATTERPTX_MODE_BUCKETED && !made->problem.is_empty()) {
+      (void)bucketed_tma_plan(state.limits, made->problem);  // refuses what execute would
+    }
+    if (!grouped || made->problem.is_empty()) {
       // Nothing to group (an empty problem's executes do nothing); a
       // streaming plan is checked now against what execute would refuse.
-      if (!segmented && !made->problem.is_empty()) (void)make_plan(made->problem, state.limits);
+      if (!grouped && !made->problem.is_empty()) (void)make_plan(made->problem, state.limits);
       *plan_out = made.release();
       return;
     }
@@ -173,8 +178,8 @@ scatterptx_status scatterptx_plan_execute(scatterptx_plan plan, void* out, const
     }
     // A CHECKED plan's index was found clean at create, so nothing is left to
     // wait for: the record slot only ever sees RECORD plans' positions.
-    launch_grouped_sums(api, state, problem, plan->plan, plan->workspace, state.index_error_slot(kRecordModeSlot),
-                        stream);
+    launch_grouped_execute(api, state, problem, plan->plan, plan->workspace,
+                           state.index_error_slot(kRecordModeSlot), stream);
   });
 }
 
@@ -216,10 +221,11 @@ scatterptx_status scatterptx_scatter_add_grouped(const scatterptx_scatter_add_ar
       run_streaming(api, state, problem, stream);
       return;
     }
+    if (plan.mode == SCATTERPTX_MODE_BUCKETED) (void)bucketed_tma_plan(state.limits, problem);
     const CUdeviceptr base = device_address(workspace);
     auto enqueue = [&](CUdeviceptr slot) {
       launch_grouping(api, state, problem, plan, base, stream);
-      launch_grouped_sums(api, state, problem, plan, base, slot, stream);
+      launch_grouped_execute(api, state, problem, plan, base, slot, stream);
     };
     if (problem.index_check == SCATTERPTX_INDEX_CHECKED) {
       launch_checked(api, state, problem, enqueue, stream);

@@ -1,6 +1,8 @@
 #include "group_launch.hpp"
 
 #include "errors.hpp"
+#include "launch.hpp"
+#include "plan.hpp"
 
 namespace scatterptx::detail {
 namespace {
@@ -32,7 +34,7 @@ void launch_grouping(const DriverApi& api, const ContextState& state, const Prob
     uint64_t value_source = pass == 0 ? 0 : workspace + w.rows[(pass - 1) % 2];
     uint64_t keys_out = workspace + w.keys[pass % 2];
     uint64_t values_out = workspace + w.rows[pass % 2];
-    uint32_t shift = pass * kSortDigitBits;
+    uint32_t shift = plan.first_shift + pass * kSortDigitBits;
     void* histogram[] = {&key_source, &count, &shift, &counts, &tiles, &out_rows, &plan_error};
     launch(api, state.functions[plan.histogram_variant[from_index]], tiles, 1, kSortThreads, stream, histogram);
     void* scan[] = {&counts, &tiles, &totals};
@@ -43,9 +45,12 @@ void launch_grouping(const DriverApi& api, const ContextState& state, const Prob
   }
 }
 
-void launch_grouped_sums(const DriverApi& api, const ContextState& state, const Problem& p, const GroupPlan& plan,
+namespace {
+
+// SEGMENTED: each segment summed on chip and added to its out row once; the
+// plan's record of a bad index is folded into index_error_slot.
+void launch_segment_sums(const DriverApi& api, const ContextState& state, const Problem& p, const GroupPlan& plan,
                          CUdeviceptr workspace, CUdeviceptr index_error_slot, CUstream stream) {
-  if (p.is_empty()) return;
   const GroupWorkspace& w = plan.workspace;
   uint64_t out = p.out_address;
   uint64_t out_stride = p.out_row_stride_bytes;
@@ -73,6 +78,36 @@ void launch_grouped_sums(const DriverApi& api, const ContextState& state, const 
                        &tiles, &partials,   &level_sums, &partial_stride, &step};
     launch(api, state.functions[plan.combine_variant], plan.combine_grid_x, plan.summing_grid_y, threads, stream,
            combine);
+  }
+}
+
+// BUCKETED: the TMA path over the grouped positions, bucket by bucket; a
+// bad index's key (out_rows) makes the kernel record its source position.
+void launch_bucketed_reduce(const DriverApi& api, const ContextState& state, const Problem& p,
+                            const GroupPlan& plan, CUdeviceptr workspace, CUdeviceptr index_error_slot,
+                            CUstream stream) {
+  const Plan tma = bucketed_tma_plan(state.limits, p);
+  const GroupWorkspace& w = plan.workspace;
+  launch_tma_gathered(api, state, p, tma, plan.gather_variant, workspace + w.keys[plan.final_buffer()],
+                      workspace + w.rows[plan.final_buffer()], index_error_slot, stream);
+}
+
+}  // namespace
+
+Plan bucketed_tma_plan(const DeviceLimits& device, const Problem& problem) {
+  Problem tma_problem = problem;
+  tma_problem.path = SCATTERPTX_PATH_TMA;
+  return make_plan(tma_problem, device);
+}
+
+void launch_grouped_execute(const DriverApi& api, const ContextState& state, const Problem& problem,
+                            const GroupPlan& plan, CUdeviceptr workspace, CUdeviceptr index_error_slot,
+                            CUstream stream) {
+  if (problem.is_empty()) return;
+  if (plan.mode == SCATTERPTX_MODE_BUCKETED) {
+    launch_bucketed_reduce(api, state, problem, plan, workspace, index_error_slot, stream);
+  } else {
+    launch_segment_sums(api, state, problem, plan, workspace, index_error_slot, stream);
   }
 }
 

@@ -1,5 +1,6 @@
 // Grouped execution's launches: building the grouping of an index (the
-// radix passes) and executing a plan on src and out (the summing kernels).
+// radix passes) and executing a plan on src and out (the summing kernels, or
+// the TMA path over the buckets).
 // Stream-ordered, no allocation, no synchronisation: capturable.
 #pragma once
 
@@ -16,10 +17,15 @@ namespace scatterptx::detail {
 void launch_grouping(const DriverApi& api, const ContextState& state, const Problem& problem,
                      const GroupPlan& plan, CUdeviceptr workspace, CUstream stream);
 
-// out[key, :] += the rows of each group, with problem's out and src; folds
-// the plan's bad-index record into index_error_slot.
-void launch_grouped_sums(const DriverApi& api, const ContextState& state, const Problem& problem,
-                         const GroupPlan& plan, CUdeviceptr workspace, CUdeviceptr index_error_slot,
-                         CUstream stream);
+// The TMA plan a BUCKETED plan runs on this device; throws what make_plan
+// throws, so callers check it before enqueueing anything.
+Plan bucketed_tma_plan(const DeviceLimits& device, const Problem& problem);
+
+// Executes a grouped plan on problem's out and src: out[key, :] += the rows
+// of each group, and every bad index's source position recorded in
+// index_error_slot (the smallest wins), as the streaming paths do.
+void launch_grouped_execute(const DriverApi& api, const ContextState& state, const Problem& problem,
+                            const GroupPlan& plan, CUdeviceptr workspace, CUdeviceptr index_error_slot,
+                            CUstream stream);
 
 }  // namespace scatterptx::detail

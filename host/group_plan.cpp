@@ -65,15 +65,30 @@ GroupWorkspace layout_workspace(const GroupPlan& plan, uint64_t rows) {
     at = align_up(at + bytes, kWorkspaceAlignment);
     return offset;
   };
+  // One pass needs one output buffer; several ping-pong between two.
+  const int buffers = plan.passes > 1 ? 2 : 1;
   w.plan_error = take(8);
-  for (int b = 0; b < 2; ++b) w.keys[b] = take(4 * rows);
-  for (int b = 0; b < 2; ++b) w.rows[b] = take(4 * rows);
+  for (int b = 0; b < buffers; ++b) w.keys[b] = take(4 * rows);
+  for (int b = 0; b < buffers; ++b) w.rows[b] = take(4 * rows);
   w.counts = take(4 * kSortDigits * plan.sort_tiles);
   w.totals = take(4 * kSortDigits);
-  w.partials = take(2 * plan.segment_tiles * plan.partial_stride);
-  w.level_sums = take(2 * plan.segment_tiles * plan.partial_stride);
+  if (plan.mode == SCATTERPTX_MODE_SEGMENTED) {
+    w.partials = take(2 * plan.segment_tiles * plan.partial_stride);
+    w.level_sums = take(2 * plan.segment_tiles * plan.partial_stride);
+  }
   w.bytes = at;
   return w;
+}
+
+// BUCKETED's digit: the top key bits, as many as keep one bucket's out rows
+// within kBucketOutBytes, at most one pass's worth and at least one bit.
+uint32_t bucket_shift(const Problem& p, uint32_t key_bits) {
+  const uint64_t stride = std::max<uint64_t>(1, p.out_row_stride_bytes);
+  uint32_t shift = 0;
+  while (shift + 1 < 64 && (uint64_t{1} << (shift + 1)) * stride <= kBucketOutBytes) ++shift;
+  const uint32_t lowest = key_bits > kSortDigitBits ? key_bits - kSortDigitBits : 0;
+  const uint32_t highest = key_bits > 0 ? key_bits - 1 : 0;
+  return std::min(std::max(shift, lowest), highest);
 }
 
 }  // namespace
@@ -84,11 +99,20 @@ std::string segmented_ineligibility(const Problem& p) {
   return "";
 }
 
+std::string bucketed_ineligibility(const Problem& p) {
+  const std::string keys = segmented_ineligibility(p);
+  if (!keys.empty()) return keys;
+  if (p.src_rows > kMaxTmaRowsPerLaunch) return "src_rows above 2^31 - 1 (tensor-map rows are s32)";
+  const std::string layout = tma_layout_ineligibility(p);
+  if (!layout.empty()) return "the TMA path's layout rules: " + layout;
+  return "";
+}
+
 GroupOptions validate_group_options(const scatterptx_group_options* options, const Problem& p) {
   GroupOptions o;
   if (options != nullptr) {
     if (options->mode != SCATTERPTX_MODE_AUTO && options->mode != SCATTERPTX_MODE_STREAMING &&
-        options->mode != SCATTERPTX_MODE_SEGMENTED) {
+        options->mode != SCATTERPTX_MODE_SEGMENTED && options->mode != SCATTERPTX_MODE_BUCKETED) {
       invalid_argument("options->mode = " + std::to_string(static_cast<int>(options->mode)) +
                        " is not a scatterptx_mode");
     }
@@ -104,7 +128,11 @@ GroupOptions validate_group_options(const scatterptx_group_options* options, con
     invalid_argument("deterministic results need grouping: the streaming paths add with atomics; "
                      "use SCATTERPTX_MODE_SEGMENTED or AUTO");
   }
-  const bool grouped = o.mode == SCATTERPTX_MODE_SEGMENTED || o.deterministic;
+  if (o.deterministic && o.mode == SCATTERPTX_MODE_BUCKETED) {
+    invalid_argument("deterministic results need the segmented mode: the bucketed mode adds with the copy "
+                     "engine's atomics; use SCATTERPTX_MODE_SEGMENTED or AUTO");
+  }
+  const bool grouped = o.mode == SCATTERPTX_MODE_SEGMENTED || o.mode == SCATTERPTX_MODE_BUCKETED || o.deterministic;
   if (grouped || o.mode == SCATTERPTX_MODE_AUTO) {
     // In AUTO the streaming fallback uses the planner's own path and schedule.
     if (p.path != SCATTERPTX_PATH_AUTO) {
@@ -114,7 +142,11 @@ GroupOptions validate_group_options(const scatterptx_group_options* options, con
       invalid_argument("args->schedule tunes a streaming path; it needs options->mode = SCATTERPTX_MODE_STREAMING");
     }
   }
-  if (grouped) {
+  if (o.mode == SCATTERPTX_MODE_BUCKETED) {
+    // An empty problem is a no-op in every mode, as a forced TMA path's is.
+    const std::string why = p.is_empty() ? "" : bucketed_ineligibility(p);
+    if (!why.empty()) invalid_argument("bucketed mode cannot take this problem: " + why);
+  } else if (grouped) {
     const std::string why = segmented_ineligibility(p);
     if (!why.empty()) invalid_argument("segmented mode cannot take this problem: " + why);
   }
@@ -127,8 +159,8 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o) {
   if (o.mode == SCATTERPTX_MODE_SEGMENTED || o.deterministic) {
     plan.mode = SCATTERPTX_MODE_SEGMENTED;
     plan.why_mode = o.deterministic ? "deterministic" : "forced";
-  } else if (o.mode == SCATTERPTX_MODE_STREAMING) {
-    plan.mode = SCATTERPTX_MODE_STREAMING;
+  } else if (o.mode == SCATTERPTX_MODE_STREAMING || o.mode == SCATTERPTX_MODE_BUCKETED) {
+    plan.mode = o.mode;
     plan.why_mode = "forced";
   } else {
     const std::string why = auto_reason(p);
@@ -138,10 +170,25 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o) {
   if (plan.mode == SCATTERPTX_MODE_STREAMING) return plan;
 
   const uint64_t m = p.src_rows;
-  plan.vectorized = vector_aligned(p);
   plan.key_bits = bit_width(p.out_rows);  // the largest key is out_rows itself
-  plan.passes = std::max<uint32_t>(1, (plan.key_bits + kSortDigitBits - 1) / kSortDigitBits);
   plan.sort_tiles = ceil_div(m, kSortTileKeys);
+  plan.histogram_variant[0] = find_variant(KernelFamily::group_histogram_index, SCATTERPTX_F32, p.index_type, 0);
+  plan.histogram_variant[1] = find_variant(KernelFamily::group_histogram_keys, SCATTERPTX_F32,
+                                           SCATTERPTX_INDEX_INT32, 0);
+  plan.scatter_variant[0] = find_variant(KernelFamily::group_scatter_index, SCATTERPTX_F32, p.index_type, 0);
+  plan.scatter_variant[1] = find_variant(KernelFamily::group_scatter_keys, SCATTERPTX_F32,
+                                         SCATTERPTX_INDEX_INT32, 0);
+  plan.scan_variant = find_variant(KernelFamily::group_scan, SCATTERPTX_F32, SCATTERPTX_INDEX_INT32, 0);
+  if (plan.mode == SCATTERPTX_MODE_BUCKETED) {
+    plan.first_shift = bucket_shift(p, plan.key_bits);
+    plan.passes = 1;
+    plan.gather_variant = find_variant(KernelFamily::row_tma_gather, p.dtype, SCATTERPTX_INDEX_INT32, 16);
+    plan.workspace = layout_workspace(plan, m);
+    return plan;
+  }
+
+  plan.vectorized = vector_aligned(p);
+  plan.passes = std::max<uint32_t>(1, (plan.key_bits + kSortDigitBits - 1) / kSortDigitBits);
   plan.segment_tiles = ceil_div(m, kSegmentTileRows);
   uint64_t reach = 1;  // the longest run (in tiles) the levels so far cover
   while (reach < plan.segment_tiles) {
@@ -157,13 +204,6 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o) {
   const uint64_t want_y = ceil_div(kTargetSummingWarps, std::max<uint64_t>(1, plan.segment_tiles));
   plan.summing_grid_y = static_cast<uint32_t>(std::min<uint64_t>({chunks, want_y, 65535}));
 
-  plan.histogram_variant[0] = find_variant(KernelFamily::group_histogram_index, SCATTERPTX_F32, p.index_type, 0);
-  plan.histogram_variant[1] = find_variant(KernelFamily::group_histogram_keys, SCATTERPTX_F32,
-                                           SCATTERPTX_INDEX_INT32, 0);
-  plan.scatter_variant[0] = find_variant(KernelFamily::group_scatter_index, SCATTERPTX_F32, p.index_type, 0);
-  plan.scatter_variant[1] = find_variant(KernelFamily::group_scatter_keys, SCATTERPTX_F32,
-                                         SCATTERPTX_INDEX_INT32, 0);
-  plan.scan_variant = find_variant(KernelFamily::group_scan, SCATTERPTX_F32, SCATTERPTX_INDEX_INT32, 0);
   const unsigned slice = plan.vectorized ? kLaneSliceBytes : static_cast<unsigned>(p.elem_bytes);
   plan.segment_sum_variant = find_variant(KernelFamily::group_segment_sum, p.dtype, SCATTERPTX_INDEX_INT32, slice);
   plan.combine_variant = find_variant(KernelFamily::group_combine, p.dtype, SCATTERPTX_INDEX_INT32, slice);
@@ -174,8 +214,16 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o) {
 std::string GroupPlan::describe() const {
   // std::to_string, not a stream: see Plan::describe.
   auto field = [](const char* key, uint64_t value) { return std::string(" ") + key + "=" + std::to_string(value); };
-  std::string out = std::string("mode=") + (mode == SCATTERPTX_MODE_SEGMENTED ? "segmented" : "streaming") +
-                    field("deterministic", deterministic ? 1 : 0) + " why=\"" + why_mode + "\"";
+  const char* name = mode == SCATTERPTX_MODE_SEGMENTED  ? "segmented"
+                     : mode == SCATTERPTX_MODE_BUCKETED ? "bucketed"
+                                                        : "streaming";
+  std::string out = std::string("mode=") + name + field("deterministic", deterministic ? 1 : 0) + " why=\"" +
+                    why_mode + "\"";
+  if (mode == SCATTERPTX_MODE_BUCKETED) {
+    out += field("key_bits", key_bits) + field("bucket_shift", first_shift) +
+           field("buckets", (((uint64_t{1} << key_bits) - 1) >> first_shift) + 1) + field("sort_tiles", sort_tiles) +
+           field("workspace_bytes", workspace.bytes);
+  }
   if (mode == SCATTERPTX_MODE_SEGMENTED) {
     out += std::string(" slices=") + (vectorized ? "vec16" : "scalar") + field("key_bits", key_bits) +
            field("passes", passes) + field("sort_tiles", sort_tiles) + field("segment_tiles", segment_tiles) +

@@ -262,7 +262,7 @@ INSTANTIATE_TEST_SUITE_P(
     Sm90, GroupedIndexErrorTest,
     ::testing::Combine(::testing::Values(SCATTERPTX_INDEX_INT32, SCATTERPTX_INDEX_INT64),
                        ::testing::Values(GroupMode::kSegmented, GroupMode::kAuto,
-                                         GroupMode::kDeterministic)),
+                                         GroupMode::kDeterministic, GroupMode::kBucketed)),
     param_name);
 
 }  // namespace

@@ -203,7 +203,7 @@ TEST_P(GroupedPlanTest, DescribeNamesTheMode) {
 
 INSTANTIATE_TEST_SUITE_P(Sm90, GroupedPlanTest,
                          ::testing::Values(GroupMode::kSegmented, GroupMode::kAuto,
-                                           GroupMode::kDeterministic),
+                                           GroupMode::kDeterministic, GroupMode::kBucketed),
                          [](const ::testing::TestParamInfo<GroupMode>& info) {
                            return std::string(group_mode_name(info.param));
                          });
@@ -265,7 +265,8 @@ TEST_P(GroupedPlanAlignmentTest, RefusesPointersLessAlignedThanAtCreate) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sm90, GroupedPlanAlignmentTest,
-                         ::testing::Values(GroupMode::kSegmented, GroupMode::kDeterministic),
+                         ::testing::Values(GroupMode::kSegmented, GroupMode::kDeterministic,
+                                           GroupMode::kBucketed),
                          [](const ::testing::TestParamInfo<GroupMode>& info) {
                            return std::string(group_mode_name(info.param));
                          });

@@ -197,7 +197,7 @@ INSTANTIATE_TEST_SUITE_P(
                                          SCATTERPTX_F64),
                        ::testing::Values(SCATTERPTX_INDEX_INT32, SCATTERPTX_INDEX_INT64),
                        ::testing::Values(GroupMode::kSegmented, GroupMode::kAuto,
-                                         GroupMode::kDeterministic)),
+                                         GroupMode::kDeterministic, GroupMode::kBucketed)),
     param_name);
 
 }  // namespace

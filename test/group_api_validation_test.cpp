@@ -108,7 +108,7 @@ std::vector<InvalidGroupCase> invalid_group_cases() {
   using Args = scatterptx_scatter_add_args;
   using Options = scatterptx_group_options;
   return {
-      {"ModeAboveRange", [](Args&, Options& o) { set_raw_enum(o.mode, 3); }, {"mode"}},
+      {"ModeAboveRange", [](Args&, Options& o) { set_raw_enum(o.mode, 4); }, {"mode"}},
       {"ModeFarAboveRange", [](Args&, Options& o) { set_raw_enum(o.mode, 99); }, {"mode"}},
       {"NegativeMode", [](Args&, Options& o) { set_raw_enum(o.mode, -1); }, {"mode"}},
       {"WarpsPerCta33", [](Args&, Options& o) { o.warps_per_cta = 33; }, {"warps_per_cta"}},
@@ -120,6 +120,24 @@ std::vector<InvalidGroupCase> invalid_group_cases() {
          o.deterministic = 1;
        },
        {"deterministic", "streaming"}},
+      {"DeterministicBucketed",
+       [](Args&, Options& o) {
+         o.mode = SCATTERPTX_MODE_BUCKETED;
+         o.deterministic = 1;
+       },
+       {"deterministic", "bucketed"}},
+      {"BucketedOnRowsNotMultiplesOf16Bytes",
+       [](Args& a, Options& o) {
+         o.mode = SCATTERPTX_MODE_BUCKETED;
+         a.cols = 63;
+       },
+       {"bucketed", "multiple of 16"}},
+      {"BucketedWithTmaPath",
+       [](Args& a, Options& o) {
+         o.mode = SCATTERPTX_MODE_BUCKETED;
+         a.path = SCATTERPTX_PATH_TMA;
+       },
+       {"path"}},
       {"SegmentedWithTmaPath",
        [](Args& a, Options& o) {
          o.mode = SCATTERPTX_MODE_SEGMENTED;
@@ -373,7 +391,7 @@ TEST(GroupWorkspaceSize, RejectsInvalidSizesAndTypes) {
     EXPECT_TRUE(message_names_one_of({field}));
   }
   scatterptx_group_options bad_mode = segmented;
-  set_raw_enum(bad_mode.mode, 3);
+  set_raw_enum(bad_mode.mode, 4);
   const scatterptx_scatter_add_args args = valid_args();
   size_t bytes = 0;
   EXPECT_EQ(scatterptx_plan_workspace_size(&args, &bad_mode, &bytes),

@@ -60,8 +60,10 @@ def scatter_add_grouped(out, index, src, *, mode="auto", deterministic=False, wo
     """In place, like ``out.index_add_(0, index, src)``, by grouping the rows by
     target first; returns out.
 
-    mode: "auto" (the planner picks), "streaming" (what scatter_add_ runs) or
-    "segmented" (rows grouped by target, each target's sum added once).
+    mode: "auto" (the planner picks), "streaming" (what scatter_add_ runs),
+    "segmented" (rows grouped by target, each target's sum added once) or
+    "bucketed" (one coarse grouping pass, then bulk reductions bucket by
+    bucket, so the out rows being reduced stay in L2).
     deterministic=True: bitwise reproducible results (selects segmented;
     refused with streaming). workspace: a contiguous device buffer of at least
     grouped_workspace_size() bytes, 256-byte aligned; when None, torch inputs
