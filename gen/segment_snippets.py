@@ -189,16 +189,60 @@ def segment_substitutions(dtype, vectorized):
     }
 
 
+STAGED_PER_LANE = 256 // 32  # positions of a tile each lane stages in shared memory
+
+
+def stage_positions():
+    """Each lane loads keys and rows of tile positions tb + 32 i + lane (all
+    loads first, so they are in flight together) and stores them in the
+    warp's staging area; positions past te stage as the sentinel."""
+    n = STAGED_PER_LANE
+    lines = []
+    for i in range(n):
+        lines.append(f"    cvt.u64.u32         %t64, %lane;\n"
+                     f"    add.u64             %jj, %tb, %t64;\n"
+                     f"    add.u64             %jj, %jj, {32 * i};\n"
+                     f"    setp.lt.u64         %staged_in{i}, %jj, %te;\n"
+                     f"    mov.u32             %staged_k{i}, %sentinel;\n"
+                     f"    mov.u32             %staged_r{i}, 0;\n"
+                     f"    shl.b64             %t64, %jj, 2;\n"
+                     f"    add.u64             %addr, %keys, %t64;\n"
+                     f"    @%staged_in{i} ld.global.nc.u32 %staged_k{i}, [%addr];\n"
+                     f"    add.u64             %addr, %rows, %t64;\n"
+                     f"    @%staged_in{i} ld.global.nc.u32 %staged_r{i}, [%addr];")
+    lines.append("    shl.b32             %slot, %lane, 2;")
+    for i in range(n):
+        lines.append(f"    add.u32             %r, %staged_keys, %slot;\n"
+                     f"    st.shared.u32       [%r+{128 * i}], %staged_k{i};\n"
+                     f"    add.u32             %r, %staged_rows, %slot;\n"
+                     f"    st.shared.u32       [%r+{128 * i}], %staged_r{i};")
+    return "\n".join(lines)
+
+
+def staging_regs():
+    n = STAGED_PER_LANE
+    return f".reg .pred  %staged_in<{n}>;\n    .reg .b32   %staged_k<{n}>, %staged_r<{n}>;"
+
+
+def prefetch_out(dtype):
+    """The lane's slice of the out row of segment %cur into L2."""
+    return ("    cvt.u64.u32         %t64, %cur;\n"
+            "    mad.lo.u64          %out_addr, %t64, %out_stride, %out;\n"
+            f"    mad.lo.u64          %out_addr, %col, {dtype.size}, %out_addr;\n"
+            "    @%lane_on prefetch.global.L2 [%out_addr];")
+
+
 def load_position(dtype, vectorized, u):
     """Key, source row and slice of grouped position %jj (tile-relative
-    slot u of the four in flight)."""
+    slot u of the four in flight), key and row from the staging area."""
     return (f"    setp.lt.u64         %in{u}, %jj, %te;\n"
-            f"    mov.u32             %k{u}, %sentinel;\n"
-            f"    shl.b64             %t64, %jj, 2;\n"
-            f"    add.u64             %addr, %keys, %t64;\n"
-            f"    @%in{u} ld.global.nc.u32 %k{u}, [%addr];\n"
-            f"    add.u64             %addr, %rows, %t64;\n"
-            f"    @%in{u} ld.global.nc.u32 %row{u}, [%addr];\n"
+            f"    sub.u64             %t64, %jj, %tb;\n"
+            f"    cvt.u32.u64         %slot, %t64;\n"
+            f"    shl.b32             %slot, %slot, 2;\n"
+            f"    add.u32             %r, %staged_keys, %slot;\n"
+            f"    ld.shared.u32       %k{u}, [%r];\n"
+            f"    add.u32             %r, %staged_rows, %slot;\n"
+            f"    ld.shared.u32       %row{u}, [%r];\n"
             f"    and.pred            %load{u}, %in{u}, %lane_on;\n"
             f"    cvt.u64.u32         %t64, %row{u};\n"
             f"    mad.lo.u64          %src_addr{u}, %t64, %src_stride, %src;\n"

@@ -56,12 +56,38 @@ TMA_PARAMS = ("CUtensorMap src_map, u64 out_ptr, u64 out_row_stride_bytes, u64 i
 # index is the grouping's u32 keys, out_rows marking a bad index).
 TMA_STREAMING_ROWS = {
     "ROW_SOURCE_DOC": "Streaming variants: row is the launch's row, index the caller's.",
+    "WORKER_RANGE_DOC": ("a contiguous range of the flat\n// (row, chunk) sequence, so few rows "
+                         "with huge rows spread over the whole GPU\n// just as many short rows do"),
+    "WORKER_RANGE": """    mul.lo.u64          %pairs, %rows, %chunks64;
+    add.u64             %per, %pairs, %workers;
+    sub.u64             %per, %per, 1;
+    div.u64             %per, %per, %workers;
+    mul.lo.u64          %start, %worker, %per;
+    add.u64             %end, %start, %per;
+    min.u64             %end, %end, %pairs;
+    setp.ge.u64         %done, %start, %end;
+    @%done ret;
+    sub.u64             %n, %end, %start;
+    mov.u64             %row_step, 1;""",
     "ROW_COORD": "    cvt.u32.u64         %c1, %row_i;",
     "BAD_POSITION": "    add.u64             %t64, %row_base, %row_c;",
 }
 TMA_GATHERED_ROWS = {
     "ROW_SOURCE_DOC": ("Gathered variants (row_tma_gather): row is a grouped position, the src\n"
                        "// row its source position source_rows[row], index the grouping's u32 keys."),
+    "WORKER_RANGE_DOC": ("rows worker, worker + workers, ...:\n// all workers move through the "
+                         "grouped positions together, so the\n// targets being reduced at any "
+                         "time are those of one or two buckets"),
+    "WORKER_RANGE": """    setp.ge.u64         %done, %worker, %rows;
+    @%done ret;
+    // ceil((rows - worker) / workers) rows of chunks_per_row pairs each.
+    sub.u64             %n, %rows, %worker;
+    add.u64             %n, %n, %workers;
+    sub.u64             %n, %n, 1;
+    div.u64             %n, %n, %workers;
+    mul.lo.u64          %n, %n, %chunks64;
+    mul.lo.u64          %start, %worker, %chunks64;
+    mov.u64             %row_step, %workers;""",
     "ROW_COORD": ("    mad.lo.u64          %addr, %row_i, 4, %source_rows;\n"
                   "    ld.global.nc.u32    %c1, [%addr];"),
     "BAD_POSITION": ("    mad.lo.u64          %addr, %row_c, 4, %source_rows;\n"
@@ -195,7 +221,10 @@ def group_variants():
             name = f"group_segment_sum_{shape}_{dtype.name}"
             out.append(Variant(name, "group_segment_sum", dtype, INDEX_TYPES[0], vector_bytes,
                                "group_segment_sum.ptx.in",
-                               dict(subs, ENTRY=name, POSITION_REGS=segment.position_regs(),
+                               dict(subs, ENTRY=name,
+                                    POSITION_REGS=segment.position_regs() + "\n    " + segment.staging_regs(),
+                                    STAGE_POSITIONS=segment.stage_positions(),
+                                    PREFETCH_OUT=segment.prefetch_out(dtype),
                                     LOAD_POSITIONS=segment.load_positions(dtype, vectorized),
                                     SHIFT_KEYS=segment.shift_keys()),
                                GROUP_SEGMENT_SUM_PARAMS))

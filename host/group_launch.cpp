@@ -8,10 +8,10 @@ namespace scatterptx::detail {
 namespace {
 
 void launch(const DriverApi& api, CUfunction function, uint64_t grid_x, uint32_t grid_y, uint32_t threads,
-            CUstream stream, void** params) {
+            CUstream stream, void** params, uint32_t shared_bytes = 0) {
   check_driver(api, "cuLaunchKernel",
-               api.cuLaunchKernel(function, static_cast<unsigned>(grid_x), grid_y, 1, threads, 1, 1, 0, stream,
-                                  params, nullptr));
+               api.cuLaunchKernel(function, static_cast<unsigned>(grid_x), grid_y, 1, threads, 1, 1, shared_bytes,
+                                  stream, params, nullptr));
 }
 
 }  // namespace
@@ -71,7 +71,7 @@ void launch_segment_sums(const DriverApi& api, const ContextState& state, const 
   void* sums[] = {&out,  &out_stride, &src,      &src_stride,     &keys,       &rows,  &count,
                   &sentinel, &cols,   &tiles,    &partials,       &partial_stride, &plan_error, &record};
   launch(api, state.functions[plan.segment_sum_variant], plan.summing_grid_x, plan.summing_grid_y, threads, stream,
-         sums);
+         sums, segment_sum_shared_bytes(plan.summing_warps));
   uint64_t step = 1;
   for (uint32_t level = 0; level < plan.combine_levels; ++level, step *= kCombineFanIn) {
     void* combine[] = {&out,   &out_stride, &keys,       &count,          &sentinel, &cols,

@@ -18,6 +18,9 @@ constexpr uint32_t kSortThreads = 256;
 constexpr uint32_t kSortDigitBits = 8;
 constexpr uint32_t kSortDigits = 256;
 constexpr uint32_t kSegmentTileRows = 256;   // grouped positions per summing warp
+// group_segment_sum stages each warp's tile of keys and rows (u32 each) in
+// dynamic shared memory.
+constexpr uint32_t segment_sum_shared_bytes(uint32_t warps) { return warps * kSegmentTileRows * 8; }
 constexpr uint32_t kCombineFanIn = 32;       // sums per warp and level of group_combine
 constexpr uint32_t kCombineTilesPerWarp = 8; // tiles one warp of group_combine examines
 constexpr uint32_t kLaneSliceBytes = 16;     // one lane's slice in the vec16 variants
