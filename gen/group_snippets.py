@@ -5,6 +5,18 @@ blocks of the stable scatter."""
 # Keys per thread in group_histogram and group_scatter: 8 warps x 16 rounds
 # x 32 lanes = 4096 keys per CTA (kSortTileKeys in host/group_plan.hpp).
 SCATTER_ROUNDS = 16
+SORT_TILE_KEYS = 8 * 32 * SCATTER_ROUNDS
+# group_scatter's register cap: each round keeps a key, a value and a rank
+# in registers until they are written; the cap sets how many CTAs fit on a
+# multiprocessor (65536 registers / 256 threads / cap).
+SCATTER_MAX_REGISTERS = {16: 128, 8: 80}[SCATTER_ROUNDS]
+
+
+def tile_substitutions():
+    """The tile shape as the radix templates spell it."""
+    return {"TILE_KEYS": str(SORT_TILE_KEYS), "TILE_KEYS_LOG2": str(SORT_TILE_KEYS.bit_length() - 1),
+            "WARP_KEYS": str(32 * SCATTER_ROUNDS), "ROUNDS": str(SCATTER_ROUNDS),
+            "LAST_ROUND": str(SCATTER_ROUNDS - 1), "MAX_REGISTERS": str(SCATTER_MAX_REGISTERS)}
 
 
 def block_exclusive_scan(value, prefix, total, warp_sums):
@@ -79,7 +91,7 @@ def scatter_round_regs():
 
 
 def load_rounds(load_key, record_bad, value_load):
-    """All rounds' loads first, so that the 16 loads of a thread are in
+    """All rounds' loads first, so that the SCATTER_ROUNDS loads of a thread are in
     flight together: round r loads the key at %first + 32 r into %k r
     (valid under %in r) and, when value_load is "index", the position as
     its value, when "keys", the previous pass's value into %v r."""

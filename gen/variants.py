@@ -188,7 +188,8 @@ def group_variants():
     sources = [(index, f"_{index.name}") for index in INDEX_TYPES] + [(None, "_keys")]
     for index, suffix in sources:
         doc, param, regs, load, record = group.key_source(index)
-        common = {"KEY_SOURCE_DOC": doc, "KEY_SOURCE_PARAM": param, "KEY_REGS": regs, "LOAD_KEY": load}
+        common = {"KEY_SOURCE_DOC": doc, "KEY_SOURCE_PARAM": param, "KEY_REGS": regs, "LOAD_KEY": load,
+                  **group.tile_substitutions()}
         family = "index" if index else "keys"
         as_index = index or INDEX_TYPES[0]
         name = "group_histogram" + suffix
