@@ -4,7 +4,8 @@ bar chart. Needs only the standard library (and matplotlib for the PNG)."""
 import json
 import statistics
 
-OURS_KEYS = ("scatterptx", "scatterptx_segmented", "scatterptx_plan", "scatterptx_deterministic")
+OURS_KEYS = ("scatterptx", "scatterptx_segmented", "scatterptx_plan", "scatterptx_deterministic",
+             "scatterptx_grouped_auto")
 TORCH_KEYS = ("scatter_add", "index_add", "compiled_scatter_add", "compiled_index_add")
 KEYS = OURS_KEYS + TORCH_KEYS + ("segment_reduce", "seed")
 HEADERS = {
@@ -12,6 +13,7 @@ HEADERS = {
     "scatterptx_segmented": "libscatterptx segmented",
     "scatterptx_plan": "libscatterptx plan execute",
     "scatterptx_deterministic": "libscatterptx deterministic",
+    "scatterptx_grouped_auto": "libscatterptx grouped AUTO",
     "plan_build": "plan build",
     "scatter_add": "scatter_add_",
     "index_add": "index_add_",

@@ -54,19 +54,20 @@ class ScatterPtx(System):
 
 
 class ScatterPtxGrouped(System):
-    """scatter_add_grouped (grouping and sums in one call), segmented, into a
-    workspace allocated in prepare."""
+    """scatter_add_grouped (grouping and sums in one call) in `mode`
+    ("segmented", or "auto": the planner's choice), into a workspace
+    allocated in prepare."""
 
-    def __init__(self, module, key, deterministic):
-        self.module, self.key, self.deterministic = module, key, deterministic
+    def __init__(self, module, key, deterministic, mode="segmented"):
+        self.module, self.key, self.deterministic, self.mode = module, key, deterministic, mode
         self.workspace, self.prepared = None, {}
 
     def prepare(self, inputs):
-        m, index, src, deterministic = self.module, inputs.index, inputs.src, self.deterministic
-        size = m.grouped_workspace_size(inputs.out, index, src, mode="segmented", deterministic=deterministic)
-        self.workspace = workspace = torch.empty(size, dtype=torch.uint8, device="cuda")
+        m, index, src, deterministic, mode = self.module, inputs.index, inputs.src, self.deterministic, self.mode
+        size = m.grouped_workspace_size(inputs.out, index, src, mode=mode, deterministic=deterministic)
+        self.workspace = workspace = torch.empty(max(size, 1), dtype=torch.uint8, device="cuda")
         self.prepared = {"workspace_bytes": size}
-        return lambda out: m.scatter_add_grouped(out, index, src, mode="segmented", deterministic=deterministic,
+        return lambda out: m.scatter_add_grouped(out, index, src, mode=mode, deterministic=deterministic,
                                                  workspace=workspace)
 
     def release(self):
@@ -227,7 +228,9 @@ def make_systems(scatterptx_module, seed_module, compile_peers, timer):
         systems += [ScatterPtx(scatterptx_module),
                     ScatterPtxGrouped(scatterptx_module, "scatterptx_segmented", deterministic=False),
                     ScatterPtxPlan(scatterptx_module, timer),
-                    ScatterPtxGrouped(scatterptx_module, "scatterptx_deterministic", deterministic=True)]
+                    ScatterPtxGrouped(scatterptx_module, "scatterptx_deterministic", deterministic=True),
+                    ScatterPtxGrouped(scatterptx_module, "scatterptx_grouped_auto", deterministic=False,
+                                      mode="auto")]
     systems += [EagerScatterAdd(), EagerIndexAdd()]
     if compile_peers:
         systems += [Compiled("compiled_scatter_add", _scatter_add_body),

@@ -13,7 +13,7 @@
 namespace scatterptx::detail {
 
 // Must match the kernels (gen/group_snippets.py, ptx/group_*.ptx.in).
-constexpr uint32_t kSortTileKeys = 4096;     // keys per CTA of group_histogram and group_scatter
+constexpr uint32_t kSortTileKeys = 2048;     // keys per CTA of group_histogram and group_scatter
 constexpr uint32_t kSortThreads = 256;
 constexpr uint32_t kSortDigitBits = 8;
 constexpr uint32_t kSortDigits = 256;

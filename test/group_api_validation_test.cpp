@@ -297,7 +297,7 @@ TEST(GroupWorkspaceSize, SegmentedNeedsMoreThan16BytesPerSourceRow) {
 }
 
 TEST(GroupWorkspaceSize, NearTheDocumentedEstimate) {
-  // about 16*M + 4*256*ceil(M/4096) + 4*ceil(M/256)*row_bytes + 1 KB, with
+  // about 16*M + 4*256*ceil(M/2048) + 4*ceil(M/256)*row_bytes + 1 KB, with
   // row_bytes of the accumulator type rounded up to 16. "About": at least
   // the 16*M of the keys, at most twice the estimate plus 64 KiB.
   const auto ceil_div = [](size_t a, size_t b) { return (a + b - 1) / b; };
@@ -314,7 +314,7 @@ TEST(GroupWorkspaceSize, NearTheDocumentedEstimate) {
         const size_t accumulator = dtype == SCATTERPTX_F64 ? 8 : 4;
         const size_t row_bytes = ceil_div(static_cast<size_t>(cols) * accumulator, 16) * 16;
         const size_t estimate =
-            16 * m + 4 * 256 * ceil_div(m, 4096) + 4 * ceil_div(m, 256) * row_bytes + 1024;
+            16 * m + 4 * 256 * ceil_div(m, 2048) + 4 * ceil_div(m, 256) * row_bytes + 1024;
         const size_t bytes = workspace_size(args, options_with(SCATTERPTX_MODE_SEGMENTED));
         EXPECT_GE(bytes, 16 * m) << scatterptx_dtype_name(dtype) << " " << rows << "x" << cols;
         EXPECT_LE(bytes, 2 * estimate + 65536)

@@ -42,7 +42,7 @@ TEST(GroupPlan, AutoGroupsTheUniformScatterIntoAnOutBeyondL2) {
   EXPECT_TRUE(plan.vectorized);
   EXPECT_EQ(plan.key_bits, 21u);  // the largest key is out_rows = 1720000 < 2^21
   EXPECT_EQ(plan.passes, 3u);
-  EXPECT_EQ(plan.sort_tiles, (7770000u + 4095) / 4096);
+  EXPECT_EQ(plan.sort_tiles, (7770000u + kSortTileKeys - 1) / kSortTileKeys);
   EXPECT_EQ(plan.segment_tiles, (7770000u + 255) / 256);
   EXPECT_EQ(plan.combine_levels, 3u);  // 32^2 < 30352 tiles <= 32^3
   EXPECT_EQ(plan.partial_stride, 512u);

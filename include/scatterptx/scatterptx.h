@@ -179,8 +179,8 @@ typedef struct scatterptx_plan_st* scatterptx_plan;
  * aligned pointers may make create pick STREAMING, which needs less. options
  * NULL means the defaults. For SEGMENTED with M = src_rows, T = out_rows, row_bytes of
  * the accumulator type (f32 for f16/bf16/f32, f64 for f64), rounded up to 16:
- *   about 16*M + 4*256*ceil(M/4096) + 4*ceil(M/256)*row_bytes + 1 KB;
- * for BUCKETED about 8*M + 4*256*ceil(M/4096) + 1 KB. */
+ *   about 16*M + 4*256*ceil(M/2048) + 4*ceil(M/256)*row_bytes + 1 KB;
+ * for BUCKETED about 8*M + 4*256*ceil(M/2048) + 1 KB. */
 scatterptx_status scatterptx_plan_workspace_size(const scatterptx_scatter_add_args* args,
                                                  const scatterptx_group_options* options, size_t* bytes);
 

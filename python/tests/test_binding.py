@@ -92,9 +92,9 @@ def fake_problem(rows=5, out_rows=10, cols=4, typestr="<f4"):
 
 
 def segmented_workspace_formula(rows, cols, accumulator_bytes):
-    """The header's estimate: 16 M + 4*256 ceil(M/4096) + 3 ceil(M/256) row_bytes + 1 KB."""
+    """The header's estimate: 16 M + 4*256 ceil(M/2048) + 3 ceil(M/256) row_bytes + 1 KB."""
     row_bytes = -(-cols * accumulator_bytes // 16) * 16
-    return 16 * rows + 4 * 256 * math.ceil(rows / 4096) + 3 * math.ceil(rows / 256) * row_bytes + 1024
+    return 16 * rows + 4 * 256 * math.ceil(rows / 2048) + 3 * math.ceil(rows / 256) * row_bytes + 1024
 
 
 class HostOnly(unittest.TestCase):
