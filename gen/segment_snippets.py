@@ -189,16 +189,19 @@ def segment_substitutions(dtype, vectorized):
     }
 
 
-def stage_positions(group_lanes):
-    """Each lane loads keys and rows of tile positions tb + group_lanes i +
-    lane (all loads first, so they are in flight together) and stores them
-    in its group's staging area; positions past te stage as the sentinel."""
-    n = 256 // group_lanes
+STAGED_PER_LANE = 256 // 32  # positions of a tile each lane stages in shared memory
+
+
+def stage_positions():
+    """Each lane loads keys and rows of tile positions tb + 32 i + lane (all
+    loads first, so they are in flight together) and stores them in the
+    warp's staging area; positions past te stage as the sentinel."""
+    n = STAGED_PER_LANE
     lines = []
     for i in range(n):
         lines.append(f"    cvt.u64.u32         %t64, %lane;\n"
                      f"    add.u64             %jj, %tb, %t64;\n"
-                     f"    add.u64             %jj, %jj, {group_lanes * i};\n"
+                     f"    add.u64             %jj, %jj, {32 * i};\n"
                      f"    setp.lt.u64         %staged_in{i}, %jj, %te;\n"
                      f"    mov.u32             %staged_k{i}, %sentinel;\n"
                      f"    mov.u32             %staged_r{i}, 0;\n"
@@ -210,24 +213,15 @@ def stage_positions(group_lanes):
     lines.append("    shl.b32             %slot, %lane, 2;")
     for i in range(n):
         lines.append(f"    add.u32             %r, %staged_keys, %slot;\n"
-                     f"    st.shared.u32       [%r+{4 * group_lanes * i}], %staged_k{i};\n"
+                     f"    st.shared.u32       [%r+{128 * i}], %staged_k{i};\n"
                      f"    add.u32             %r, %staged_rows, %slot;\n"
-                     f"    st.shared.u32       [%r+{4 * group_lanes * i}], %staged_r{i};")
+                     f"    st.shared.u32       [%r+{128 * i}], %staged_r{i};")
     return "\n".join(lines)
 
 
-def staging_regs(group_lanes):
-    n = 256 // group_lanes
+def staging_regs():
+    n = STAGED_PER_LANE
     return f".reg .pred  %staged_in<{n}>;\n    .reg .b32   %staged_k<{n}>, %staged_r<{n}>;"
-
-
-def group_substitutions(group_lanes):
-    """A tile per group of group_lanes lanes: 32 (the warp) or 16 (each half
-    of it, for rows of at most 16 lane slices, which would leave half the
-    lanes of a whole-warp group idle)."""
-    doc = "the whole warp" if group_lanes == 32 else "each half of a warp"
-    return {"GROUP_LANES": str(group_lanes), "GROUP_LANES_LOG2": str(group_lanes.bit_length() - 1),
-            "GROUP_LANE_MASK": str(group_lanes - 1), "GROUP_DOC": doc}
 
 
 def prefetch_out(dtype):

@@ -219,23 +219,16 @@ def group_variants():
             subs["ROWS_IN_FLIGHT"] = str(segment.ROWS_IN_FLIGHT)
             subs["CHUNK_ELEMS"] = str(32 * segment.lane_elems(dtype, vectorized))
             vector_bytes = 16 if vectorized else dtype.size
-            # Whole-warp groups for every layout; half-warp groups for the
-            # vec16 rows of at most 16 slices (256 bytes).
-            for group_lanes in (32, 16) if vectorized else (32,):
-                family = "group_segment_sum" if group_lanes == 32 else "group_segment_sum_half_warps"
-                name = (f"group_segment_sum_{shape}_{dtype.name}" if group_lanes == 32
-                        else f"group_segment_sum_{shape}_half_warps_{dtype.name}")
-                out.append(Variant(name, family, dtype, INDEX_TYPES[0], vector_bytes,
-                                   "group_segment_sum.ptx.in",
-                                   dict(subs, ENTRY=name, **segment.group_substitutions(group_lanes),
-                                        CHUNK_ELEMS=str(group_lanes * segment.lane_elems(dtype, vectorized)),
-                                        POSITION_REGS=(segment.position_regs() + "\n    "
-                                                       + segment.staging_regs(group_lanes)),
-                                        STAGE_POSITIONS=segment.stage_positions(group_lanes),
-                                        PREFETCH_OUT=segment.prefetch_out(dtype),
-                                        LOAD_POSITIONS=segment.load_positions(dtype, vectorized),
-                                        SHIFT_KEYS=segment.shift_keys()),
-                                   GROUP_SEGMENT_SUM_PARAMS))
+            name = f"group_segment_sum_{shape}_{dtype.name}"
+            out.append(Variant(name, "group_segment_sum", dtype, INDEX_TYPES[0], vector_bytes,
+                               "group_segment_sum.ptx.in",
+                               dict(subs, ENTRY=name,
+                                    POSITION_REGS=segment.position_regs() + "\n    " + segment.staging_regs(),
+                                    STAGE_POSITIONS=segment.stage_positions(),
+                                    PREFETCH_OUT=segment.prefetch_out(dtype),
+                                    LOAD_POSITIONS=segment.load_positions(dtype, vectorized),
+                                    SHIFT_KEYS=segment.shift_keys()),
+                               GROUP_SEGMENT_SUM_PARAMS))
             name = f"group_combine_{shape}_{dtype.name}"
             out.append(Variant(name, "group_combine", dtype, INDEX_TYPES[0], vector_bytes,
                                "group_combine.ptx.in",

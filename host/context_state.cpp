@@ -75,8 +75,7 @@ std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext conte
                  api.cuModuleGetFunction(&state->functions[i], module, kKernelVariants[i].entry));
     const KernelFamily family = kKernelVariants[i].family;
     if (family == KernelFamily::row_tma_reduce || family == KernelFamily::row_tma_gather ||
-        family == KernelFamily::row_private || family == KernelFamily::group_segment_sum ||
-        family == KernelFamily::group_segment_sum_half_warps) {
+        family == KernelFamily::row_private || family == KernelFamily::group_segment_sum) {
       // Above 48 KB a CTA's dynamic shared memory needs this opt-in.
       check_driver(api, "cuFuncSetAttribute",
                    api.cuFuncSetAttribute(state->functions[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,

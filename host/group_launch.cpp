@@ -71,7 +71,7 @@ void launch_segment_sums(const DriverApi& api, const ContextState& state, const 
   void* sums[] = {&out,  &out_stride, &src,      &src_stride,     &keys,       &rows,  &count,
                   &sentinel, &cols,   &tiles,    &partials,       &partial_stride, &plan_error, &record};
   launch(api, state.functions[plan.segment_sum_variant], plan.summing_grid_x, plan.summing_grid_y, threads, stream,
-         sums, segment_sum_shared_bytes(plan.summing_warps * plan.tiles_per_warp));
+         sums, segment_sum_shared_bytes(plan.summing_warps));
   uint64_t step = 1;
   for (uint32_t level = 0; level < plan.combine_levels; ++level, step *= kCombineFanIn) {
     void* combine[] = {&out,   &out_stride, &keys,       &count,          &sentinel, &cols,

@@ -197,11 +197,7 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o) {
   }
   plan.partial_stride = align_up(p.cols * acc_bytes(p.dtype), kLaneSliceBytes);
   plan.summing_warps = o.warps_per_cta != 0 ? o.warps_per_cta : kDefaultSummingWarps;
-  // Rows of at most 16 lane slices would idle half of a warp's lanes: each
-  // half-warp sums a tile of its own instead (uniform 7.77M -> 1.72M bf16:
-  // bench/results/2026-12-03-h200-grouped.md).
-  if (plan.vectorized && p.row_bytes() <= 16 * kLaneSliceBytes) plan.tiles_per_warp = 2;
-  plan.summing_grid_x = ceil_div(plan.segment_tiles, uint64_t{plan.summing_warps} * plan.tiles_per_warp);
+  plan.summing_grid_x = ceil_div(plan.segment_tiles, plan.summing_warps);
   plan.combine_grid_x = ceil_div(plan.segment_tiles, uint64_t{kCombineTilesPerWarp} * plan.summing_warps);
   const uint64_t lane_elems = plan.vectorized ? kLaneSliceBytes / p.elem_bytes : 1;
   const uint64_t chunks = std::max<uint64_t>(1, ceil_div(p.cols, 32 * lane_elems));
@@ -209,9 +205,7 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o) {
   plan.summing_grid_y = static_cast<uint32_t>(std::min<uint64_t>({chunks, want_y, 65535}));
 
   const unsigned slice = plan.vectorized ? kLaneSliceBytes : static_cast<unsigned>(p.elem_bytes);
-  plan.segment_sum_variant = find_variant(
-      plan.tiles_per_warp == 2 ? KernelFamily::group_segment_sum_half_warps : KernelFamily::group_segment_sum,
-      p.dtype, SCATTERPTX_INDEX_INT32, slice);
+  plan.segment_sum_variant = find_variant(KernelFamily::group_segment_sum, p.dtype, SCATTERPTX_INDEX_INT32, slice);
   plan.combine_variant = find_variant(KernelFamily::group_combine, p.dtype, SCATTERPTX_INDEX_INT32, slice);
   plan.workspace = layout_workspace(plan, m);
   return plan;
@@ -234,7 +228,6 @@ std::string GroupPlan::describe() const {
     out += std::string(" slices=") + (vectorized ? "vec16" : "scalar") + field("key_bits", key_bits) +
            field("passes", passes) + field("sort_tiles", sort_tiles) + field("segment_tiles", segment_tiles) +
            field("combine_levels", combine_levels) + field("summing_warps", summing_warps) +
-           field("tiles_per_warp", tiles_per_warp) +
            field("grid", summing_grid_x) + "x" + std::to_string(summing_grid_y) +
            field("workspace_bytes", workspace.bytes);
   }

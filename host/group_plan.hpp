@@ -18,9 +18,9 @@ constexpr uint32_t kSortThreads = 256;
 constexpr uint32_t kSortDigitBits = 8;
 constexpr uint32_t kSortDigits = 256;
 constexpr uint32_t kSegmentTileRows = 256;   // grouped positions per summing warp
-// group_segment_sum stages each tile's keys and rows (u32 each) in dynamic
-// shared memory: one tile per warp, or per half-warp in the half-warp variants.
-constexpr uint32_t segment_sum_shared_bytes(uint32_t tiles_per_cta) { return tiles_per_cta * kSegmentTileRows * 8; }
+// group_segment_sum stages each warp's tile of keys and rows (u32 each) in
+// dynamic shared memory.
+constexpr uint32_t segment_sum_shared_bytes(uint32_t warps) { return warps * kSegmentTileRows * 8; }
 constexpr uint32_t kCombineFanIn = 32;       // sums per warp and level of group_combine
 constexpr uint32_t kCombineTilesPerWarp = 8; // tiles one warp of group_combine examines
 constexpr uint32_t kLaneSliceBytes = 16;     // one lane's slice in the vec16 variants
@@ -69,7 +69,6 @@ struct GroupPlan {
   uint32_t combine_levels = 0;   // group_combine launches
   uint64_t partial_stride = 0;   // bytes per partial-sum row
   uint32_t summing_warps = 0;    // warps per CTA of group_segment_sum / group_combine
-  uint32_t tiles_per_warp = 1;   // group_segment_sum: 2 when each half-warp sums a tile
   uint64_t summing_grid_x = 0;  // group_segment_sum
   uint64_t combine_grid_x = 0;
   uint32_t summing_grid_y = 1;   // CTAs along the row

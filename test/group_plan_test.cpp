@@ -247,23 +247,5 @@ TEST(GroupPlan, BucketedNeedsTheTmaLayoutAndRefusesDeterminism) {
   EXPECT_EQ(options_status(o, empty), SCATTERPTX_SUCCESS);
 }
 
-TEST(GroupPlan, RowsOfSixteenSlicesOrFewerGiveEachHalfWarpATile) {
-  // bf16 D = 128: 256-byte rows, 16 slices of 16 bytes.
-  const GroupPlan narrow = make_group_plan(contiguous(SCATTERPTX_BF16, 7770000, 1720000, 128),
-                                           mode(SCATTERPTX_MODE_SEGMENTED));
-  EXPECT_EQ(narrow.tiles_per_warp, 2u);
-  EXPECT_EQ(kKernelVariants[narrow.segment_sum_variant].family, KernelFamily::group_segment_sum_half_warps);
-  EXPECT_EQ(kKernelVariants[narrow.segment_sum_variant].dtype, SCATTERPTX_BF16);
-  EXPECT_EQ(narrow.summing_grid_x, (narrow.segment_tiles + 15) / 16);  // 8 warps, 16 tiles per CTA
-  EXPECT_EQ(segment_sum_shared_bytes(narrow.summing_warps * narrow.tiles_per_warp), 16u * 2048u);
-  EXPECT_NE(narrow.describe().find("tiles_per_warp=2"), std::string::npos) << narrow.describe();
-  // f32 D = 128 (512 bytes) fills a warp; unaligned rows use scalar slices.
-  const GroupPlan wide = make_group_plan(contiguous(SCATTERPTX_F32, 7770000, 1720000, 128),
-                                         mode(SCATTERPTX_MODE_SEGMENTED));
-  EXPECT_EQ(wide.tiles_per_warp, 1u);
-  EXPECT_EQ(kKernelVariants[wide.segment_sum_variant].family, KernelFamily::group_segment_sum);
-  const GroupPlan scalar = make_group_plan(contiguous(SCATTERPTX_BF16, 1000, 50, 37), mode(SCATTERPTX_MODE_SEGMENTED));
-  EXPECT_EQ(scalar.tiles_per_warp, 1u);
-}
-
 }  // namespace
+
