@@ -10,8 +10,9 @@ SCATTER_ROUNDS = 8
 SORT_TILE_KEYS = 8 * 32 * SCATTER_ROUNDS
 # group_scatter's register cap: each round keeps a key, a value and a rank
 # in registers until they are written; the cap sets how many CTAs fit on a
-# multiprocessor (65536 registers / 256 threads / cap).
-SCATTER_MAX_REGISTERS = {16: 128, 8: 80}[SCATTER_ROUNDS]
+# multiprocessor (65536 registers / 256 threads / 80: three), and 8 rounds
+# fit under it without spilling.
+SCATTER_MAX_REGISTERS = 80
 
 
 def tile_substitutions():

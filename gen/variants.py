@@ -131,16 +131,21 @@ class Variant:
     min_sm: int = 90
 
 
+def row_substitutions(dtype, index):
+    """What every per-row template takes from the dtype and the index type."""
+    return {
+        "ELEM_BYTES": str(dtype.size),
+        "INDEX_BYTES": str(index.size),
+        "INDEX_REGS": index.regs,
+        "LOAD_INDEX": index.load,
+    }
+
+
 def variants():
     out = []
     for dtype in DTYPES:
         for index in INDEX_TYPES:
-            common = {
-                "ELEM_BYTES": str(dtype.size),
-                "INDEX_BYTES": str(index.size),
-                "INDEX_REGS": index.regs,
-                "LOAD_INDEX": index.load,
-            }
+            common = row_substitutions(dtype, index)
             name = f"row_tma_reduce_{dtype.name}_{index.name}"
             out.append(Variant(name, "row_tma_reduce", dtype, index, 16, "row_tma_reduce.ptx.in",
                                dict(common, **TMA_STREAMING_ROWS, ENTRY=name, REDUCE_TYPE=dtype.reduce),
@@ -171,9 +176,8 @@ def tma_gather_variants():
     for dtype in DTYPES:
         name = f"row_tma_gather_{dtype.name}"
         out.append(Variant(name, "row_tma_gather", dtype, GROUP_KEYS, 16, "row_tma_reduce.ptx.in",
-                           {"ENTRY": name, "ELEM_BYTES": str(dtype.size), "INDEX_BYTES": "4",
-                            "INDEX_REGS": GROUP_KEYS.regs, "LOAD_INDEX": GROUP_KEYS.load,
-                            "REDUCE_TYPE": dtype.reduce, **TMA_GATHERED_ROWS},
+                           dict(row_substitutions(dtype, GROUP_KEYS), **TMA_GATHERED_ROWS, ENTRY=name,
+                                REDUCE_TYPE=dtype.reduce),
                            TMA_PARAMS))
     return out
 
