@@ -33,3 +33,82 @@ RED_VECTOR_BYTES = {"f32": (4, 8, 16), "f16": (2, 4, 8, 16), "bf16": (2, 4, 8, 1
 def vector_regs(dtype):
     kind = {"f32": ".f32", "f16": ".b32", "bf16": ".b32", "f64": ".f64"}[dtype.name]
     return f".reg {kind}   %w<4>;"
+
+
+# Rows each group of lanes has in flight in the red path's loop for short
+# rows: all their indices and values are loaded before the first red.
+ROWS_IN_FLIGHT = 4
+
+
+def _lane_access(dtype, vector_bytes):
+    """(register prefix and type, registers per access, load, reds) of one
+    lane's access of vector_bytes; the reds as (instruction, byte offset,
+    register indices)."""
+    if vector_bytes == dtype.size:
+        return dtype.value_reg, 1, dtype.scalar_load, [(dtype.scalar_red, 0, [0])]
+    if dtype.name == "f64":  # no vector red: two scalar reds behind one 16-byte load
+        return ".f64", 2, "ld.global.nc.v2.f64", [("red.global.add.f64", 0, [0]), ("red.global.add.f64", 8, [1])]
+    words = vector_bytes // 4
+    vec = f".v{words}" if words > 1 else ""
+    if dtype.name == "f32":
+        return ".f32", words, f"ld.global.nc{vec}.f32", [(f"red.global.add{vec}.f32", 0, list(range(words)))]
+    return (".b32", words, f"ld.global.nc{vec}.b32",
+            [(f"red.global.add.noftz{vec}.{dtype.name}x2", 0, list(range(words)))])
+
+
+def _regs(u, indices):
+    names = [f"%y{u}_{i}" for i in indices]
+    return "{" + ", ".join(names) + "}" if len(names) > 1 else names[0]
+
+
+def inflight_regs(dtype, vector_bytes, index):
+    kind, count, _, _ = _lane_access(dtype, vector_bytes)
+    rows = range(ROWS_IN_FLIGHT)
+    regs = [f".reg {kind}   {', '.join(f'%y{u}_{i}' for u in rows for i in range(count))};",
+            f".reg .pred  {', '.join(f'%in{u}, %go{u}' for u in rows)};",
+            f".reg .b64   {', '.join(f'%tg{u}, %ra{u}' for u in rows)};"]
+    if index.size == 4:
+        regs.append(f".reg .b32   {', '.join(f'%tgs{u}' for u in rows)};")
+    return "\n    ".join(regs)
+
+
+def inflight_loads(dtype, vector_bytes, index):
+    """Row row + u * row_step for each u: its index and this lane's value."""
+    _, count, load, _ = _lane_access(dtype, vector_bytes)
+    lines = []
+    for u in range(ROWS_IN_FLIGHT):
+        step = "%row" if u == 0 else f"%ra{u - 1}"
+        lines.append(f"add.u64             %ra{u}, {step}, %row_step;" if u else f"mov.u64             %ra0, %row;")
+        lines.append(f"setp.lt.u64         %in{u}, %ra{u}, %rows;")
+        lines.append(f"mad.lo.u64          %addr, %ra{u}, {index.size}, %index;")
+        if index.size == 8:
+            lines.append(f"@%in{u} ld.global.nc.s64 %tg{u}, [%addr];")
+        else:
+            lines.append(f"@%in{u} ld.global.nc.s32 %tgs{u}, [%addr];")
+            lines.append(f"cvt.s64.s32         %tg{u}, %tgs{u};")
+        lines.append(f"and.pred            %go{u}, %in{u}, %lane_on;")
+        lines.append(f"mad.lo.u64          %src_addr, %ra{u}, %src_stride, %src;")
+        lines.append("add.u64             %src_addr, %src_addr, %lane_off;")
+        lines.append(f"@%go{u} {load} {_regs(u, range(count))}, [%src_addr];")
+    return "\n    ".join(lines)
+
+
+def inflight_reds(dtype, vector_bytes):
+    """Each row's range check, error record and reds, in row order."""
+    _, _, _, reds = _lane_access(dtype, vector_bytes)
+    lines = []
+    for u in range(ROWS_IN_FLIGHT):
+        lines += [f"// Row {u}: unsigned compare, so negative indices fail it too.",
+                  f"setp.lt.u64         %p, %tg{u}, %out_rows;",
+                  f"not.pred            %bad, %p;",
+                  f"and.pred            %bad, %bad, %in{u};",
+                  f"and.pred            %bad, %bad, %lane0;",
+                  f"add.u64             %t64, %row_base, %ra{u};",
+                  f"@%bad red.global.min.u64 [%record], %t64;",
+                  f"and.pred            %go{u}, %go{u}, %p;",
+                  f"mad.lo.u64          %out_addr, %tg{u}, %out_stride, %out;",
+                  "add.u64             %out_addr, %out_addr, %lane_off;"]
+        for instruction, offset, indices in reds:
+            where = f"[%out_addr+{offset}]" if offset else "[%out_addr]"
+            lines.append(f"@%go{u} {instruction} {where}, {_regs(u, indices)};")
+    return "\n    ".join(lines)

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 import group_snippets as group
 import segment_snippets as segment
 from private_snippets import private_substitutions
-from red_snippets import RED_VECTOR_BYTES, scalar_add, vector_add, vector_regs
+from red_snippets import (RED_VECTOR_BYTES, ROWS_IN_FLIGHT, inflight_loads, inflight_reds, inflight_regs,
+                          scalar_add, vector_add, vector_regs)
 
 
 @dataclass(frozen=True)
@@ -165,7 +166,11 @@ def variants():
                                         VALUE_REGS=f".reg {dtype.value_reg}  %x;\n    "
                                                    + vector_regs(dtype),
                                         VECTOR_ADD=body,
-                                        SCALAR_ADD=scalar_add(dtype)),
+                                        SCALAR_ADD=scalar_add(dtype),
+                                        ROWS_IN_FLIGHT=str(ROWS_IN_FLIGHT),
+                                        INFLIGHT_REGS=inflight_regs(dtype, vector_bytes, index),
+                                        INFLIGHT_LOADS=inflight_loads(dtype, vector_bytes, index),
+                                        INFLIGHT_REDS=inflight_reds(dtype, vector_bytes)),
                                    RED_PARAMS))
     return out + tma_gather_variants() + group_variants()
 
