@@ -3,37 +3,44 @@ code, unrolled over the rows of a stage, per dtype and index type."""
 
 
 
-# Rows per stage of the privatised path; its per-row code is unrolled, so
-# each row's target lives in registers of its own.
+# Rows per stage of the privatised path (the tensor box's second dimension);
+# its per-row code is unrolled, so each row's target lives in registers of
+# its own. Each stage's indices get a slot of INDEX_SLOT_BYTES in shared
+# memory (ROWS_PER_STAGE int64 indices).
 ROWS_PER_STAGE = 8
+INDEX_SLOT_BYTES = 64
 
 
-def private_index_load(index, k):
-    """Loads the raw index of row next_row0 + k when that row is in range."""
-    load = (f"@%nin{k} ld.global.nc.s64 %nraw{k}, [%addr];" if index.size == 8 else
-            f"@%nin{k} ld.global.nc.s32 %nraw32_{k}, [%addr];\n"
+def private_read_target(index, k):
+    """Row k of the current stage: its index from the stage's index slot, the
+    range check, the error record and the target's flag."""
+    load = (f"@%nin{k} ld.shared.s64   %nraw{k}, [%index_slot+{k * 8}];" if index.size == 8 else
+            f"@%nin{k} ld.shared.s32   %nraw32_{k}, [%index_slot+{k * 4}];\n"
             f"    cvt.s64.s32         %nraw{k}, %nraw32_{k};")
-    return (f"add.u64             %row, %next_row0, {k};\n"
+    return (f"add.u64             %row, %row0, {k};\n"
             f"    setp.lt.u64         %nin{k}, %row, %row_end;\n"
-            f"    mad.lo.u64          %addr, %row, {index.size}, %index;\n"
-            f"    {load}")
-
-
-def private_rotate(k):
-    """Next stage's row k becomes current: range check, error record, flag."""
-    return (f"setp.lt.u64         %p, %nraw{k}, %out_rows64;\n"
+            f"    {load}\n"
+            f"    setp.lt.u64         %p, %nraw{k}, %out_rows64;\n"
             f"    and.pred            %ok{k}, %nin{k}, %p;\n"
             f"    cvt.u32.u64         %tgt{k}, %nraw{k};\n"
             f"    // Bad row: in range as a source row, target outside [0, out_rows).\n"
             f"    not.pred            %p, %ok{k};\n"
             f"    and.pred            %p, %p, %nin{k};\n"
             f"    and.pred            %p, %p, %leader;\n"
-            f"    add.u64             %t64, %next_row0, {k};\n"
-            f"    add.u64             %t64, %t64, %row_base;\n"
+            f"    add.u64             %t64, %row, %row_base;\n"
             f"    @%p red.global.min.u64 [%record], %t64;\n"
             f"    and.pred            %p, %ok{k}, %leader;\n"
             f"    mad.lo.u32          %s, %tgt{k}, 4, %flags;\n"
             f"    @%p st.shared.u32   [%s], 1;")
+
+
+def private_copy_index(index):
+    """One index from global memory (%t64) into the stage's slot (thread 0)."""
+    if index.size == 8:
+        return ("ld.global.nc.s64    %w64, [%t64];\n"
+                "    st.shared.s64       [%index_dst], %w64;")
+    return ("ld.global.nc.s32    %s, [%t64];\n"
+            "    st.shared.s32       [%index_dst], %s;")
 
 
 def private_accumulate(dtype):
@@ -121,10 +128,12 @@ def private_substitutions(dtype, index):
         "DTYPE": dtype.name,
         "ROWS_PER_STAGE": str(ROWS_PER_STAGE),
         "ROWS_PER_STAGE_MINUS_1": str(ROWS_PER_STAGE - 1),
-        "LAST_INDEX_OFFSET": str((ROWS_PER_STAGE - 1) * index.size),
+        "ROWS_PER_STAGE_MASK": str(2 ** 64 - ROWS_PER_STAGE),
+        "INDEX_SLOT_BYTES": str(INDEX_SLOT_BYTES),
+        "STAGE_INDEX_BYTES": str(ROWS_PER_STAGE * index.size),
+        "COPY_ONE_INDEX": private_copy_index(index),
         "STAGE_TARGET_REGS": "\n    ".join(regs),
-        "LOAD_NEXT_TARGETS": "\n    ".join(private_index_load(index, k) for k in rows),
-        "ROTATE_TARGETS": "\n    ".join(private_rotate(k) for k in rows),
+        "READ_STAGE_TARGETS": "\n    ".join(private_read_target(index, k) for k in rows),
         "ACCUMULATE_ROWS": private_accumulate(dtype),
         "CONVERT_TO_STAGING": private_convert(dtype),
         "FLUSH_PITCH": "%row_pitch" if sixteen_bit else "%acc_pitch",

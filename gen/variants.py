@@ -98,10 +98,10 @@ TMA_GATHERED_ROWS = {
 GROUP_KEYS = IndexType("keys", "SCATTERPTX_INDEX_INT32", 4, ".reg .b32   %index32;",
                        "ld.global.nc.u32    %index32, [%addr];\n"
                        "    cvt.u64.u32         %target, %index32;")
-PRIVATE_PARAMS = ("u64 out_ptr, u64 out_row_stride_bytes, u64 src_ptr, u64 src_row_stride_bytes, "
-                  "u64 index_ptr, u64 rows, u64 row_base, u32 out_rows, u32 cols, u32 slice_elems, "
-                  "u32 stages, u32 staging_offset, u32 flags_offset, u32 ring_offset, "
-                  "u32 barrier_offset, u64 error_record")
+PRIVATE_PARAMS = ("CUtensorMap src_map, u64 out_ptr, u64 out_row_stride_bytes, u64 index_ptr, u64 rows, "
+                  "u64 row_base, u32 out_rows, u32 cols, u32 slice_elems, u32 stages, u32 staging_offset, "
+                  "u32 flags_offset, u32 ring_offset, u32 index_offset, u32 barrier_offset, "
+                  "u64 error_record")
 RED_PARAMS = ("u64 out_ptr, u64 out_row_stride_bytes, u64 src_ptr, u64 src_row_stride_bytes, "
               "u64 index_ptr, u64 rows, u64 row_base, u64 out_rows, u64 cols, "
               "u64 vectors_per_row, u32 lanes_per_row_log2, u64 error_record")

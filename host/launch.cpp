@@ -93,6 +93,15 @@ void launch_private(const DriverApi& api, CUfunction function, const Problem& p,
                     CUdeviceptr error_record, CUstream stream) {
   const PrivateSchedule& s = plan.priv;
   for (const LaunchSlice& slice : plan.launches) {
+    RowTensorMapFields fields;
+    fields.dtype = p.dtype;
+    fields.address = p.src_address + slice.row_begin * p.src_row_stride_bytes;
+    fields.cols = p.cols;
+    fields.rows = slice.rows;
+    fields.row_stride_bytes = p.src_row_stride_bytes;
+    fields.box_elems = s.slice_elems;
+    fields.box_rows = kPrivateRowsPerStage;
+    CUtensorMap map = encode_row_tensor_map(api, fields);
     SliceArguments a = slice_arguments(p, slice);
     uint32_t out_rows = static_cast<uint32_t>(p.out_rows);
     uint32_t cols = static_cast<uint32_t>(p.cols);
@@ -101,11 +110,12 @@ void launch_private(const DriverApi& api, CUfunction function, const Problem& p,
     uint32_t staging_offset = s.staging_offset;
     uint32_t flags_offset = s.flags_offset;
     uint32_t ring_offset = s.ring_offset;
+    uint32_t index_offset = s.index_offset;
     uint32_t barrier_offset = s.barrier_offset;
     uint64_t record = error_record;
-    void* params[] = {&a.out_ptr,    &a.out_stride, &a.src_ptr,      &a.src_stride, &a.index_ptr,
-                      &a.rows,       &a.row_base,   &out_rows,       &cols,         &slice_elems,
-                      &stages,       &staging_offset, &flags_offset, &ring_offset,  &barrier_offset,
+    void* params[] = {&map,           &a.out_ptr,     &a.out_stride, &a.index_ptr,   &a.rows,
+                      &a.row_base,    &out_rows,      &cols,         &slice_elems,   &stages,
+                      &staging_offset, &flags_offset, &ring_offset,  &index_offset,  &barrier_offset,
                       &record};
     launch(api, function, slice, plan.threads_per_cta, s.shared_bytes, stream, params);
   }

@@ -85,14 +85,16 @@ void plan_tma(const Problem& p, const DeviceLimits& device, Plan& plan) {
   }
 }
 
-// The widest slice that fits `limit` bytes of shared memory: all columns when
-// they fit, else a multiple of 8 (0 when not even 8 columns fit).
+// The widest slice that fits `limit` bytes of shared memory and one tensor
+// box (256 columns): all columns when they fit, else a multiple of 8 (0 when
+// not even 8 columns fit).
 PrivateSchedule widest_private_slice(const Problem& p, uint32_t stages, uint32_t limit) {
-  PrivateSchedule s = private_schedule(p, static_cast<uint32_t>(std::min<uint64_t>(p.cols, UINT32_MAX)), stages);
+  PrivateSchedule s = private_schedule(p, static_cast<uint32_t>(std::min<uint64_t>(p.cols, kMaxBoxElems)), stages);
   if (s.shared_bytes <= limit) return s;
   const uint64_t fixed = private_schedule(p, 0, stages).shared_bytes + 3 * kSmemStageAlign;
   const uint64_t per_column = private_schedule(p, 1, stages).shared_bytes - private_schedule(p, 0, stages).shared_bytes;
   uint64_t width = limit > fixed ? (limit - fixed) / std::max<uint64_t>(per_column, 1) / 8 * 8 : 0;
+  width = std::min<uint64_t>(width, kMaxBoxElems);
   s = private_schedule(p, static_cast<uint32_t>(width), stages);
   while (width >= 8 && s.shared_bytes > limit) {
     width -= 8;
@@ -131,14 +133,17 @@ void plan_private(const Problem& p, const DeviceLimits& device, const PrivateSch
   plan.variant = find_variant(KernelFamily::row_private, p.dtype, p.index_type, 16);
   plan.priv = s;
   plan.threads_per_cta = s.threads_per_cta;
-  LaunchSlice slice;
-  slice.rows = p.src_rows;
   const uint64_t resident = uint64_t{device.sm_count} * s.ctas_per_sm;
-  slice.grid_x = std::max<uint64_t>(
-      1, std::min({std::max<uint64_t>(1, resident / s.slices), ceil_div(p.src_rows, kPrivateRowsPerStage),
-                   device.max_grid_x}));
-  slice.grid_y = s.slices;
-  plan.launches.push_back(slice);
+  for (uint64_t begin = 0; begin < p.src_rows; begin += kMaxPrivateRowsPerLaunch) {
+    LaunchSlice slice;
+    slice.row_begin = begin;
+    slice.rows = std::min(kMaxPrivateRowsPerLaunch, p.src_rows - begin);
+    slice.grid_x = std::max<uint64_t>(
+        1, std::min({std::max<uint64_t>(1, resident / s.slices), ceil_div(slice.rows, kPrivateRowsPerStage),
+                     device.max_grid_x}));
+    slice.grid_y = s.slices;
+    plan.launches.push_back(slice);
+  }
 }
 
 // The widest access the red path has for this dtype that every row start
@@ -191,11 +196,15 @@ PrivateSchedule private_schedule(const Problem& p, uint32_t slice_elems, uint32_
   const uint64_t staging_offset = align_up(targets * slice_elems * acc_bytes, kSmemStageAlign);
   const uint64_t flags_offset = staging_offset + staging_bytes;
   const uint64_t ring_offset = align_up(flags_offset + 4 * targets, kSmemStageAlign);
-  const uint64_t barrier_offset =
-      ring_offset + uint64_t{stages} * kPrivateRowsPerStage * slice_elems * p.elem_bytes;  // multiple of 16
+  // Each stage is one tensor box; its bytes are a multiple of 128 (the box
+  // width's bytes are a multiple of 16), which keeps every box 128-aligned.
+  const uint64_t index_offset =
+      ring_offset + uint64_t{stages} * kPrivateRowsPerStage * slice_elems * p.elem_bytes;
+  const uint64_t barrier_offset = index_offset + uint64_t{stages} * kPrivateIndexSlotBytes;
   s.staging_offset = saturate(staging_offset);
   s.flags_offset = saturate(flags_offset);
   s.ring_offset = saturate(ring_offset);
+  s.index_offset = saturate(index_offset);
   s.barrier_offset = saturate(barrier_offset);
   s.shared_bytes = saturate(barrier_offset + 8 * uint64_t{stages});
   return s;
@@ -277,10 +286,10 @@ Plan make_plan(const Problem& p, const DeviceLimits& device) {
       plan_red(p, device, plan);
       break;
     default:
-      // The privatised path is not chosen here: on the H200 it ran 5.6 ms
-      // against the TMA path's 2.7 ms for 4M rows into 100 targets of 1 KB
-      // (bench/results/2026-12-02-h200-core.md), so it is taken only when
-      // asked for (its f32 sums for f16/bf16 are the reason to ask).
+      // The privatised path is not chosen here: on the H200 it ran 3.64 ms
+      // against the TMA path's 2.86 ms for 4M rows into 100 targets of 1 KB
+      // (bench/results/2026-12-03-h200-streaming.md), so it is taken only
+      // when asked for (its f32 sums for f16/bf16 are the reason to ask).
       if (why_not_tma.empty() && p.row_bytes() > kRedMaxRowBytes) {
         plan_tma(p, device, plan);
       } else {

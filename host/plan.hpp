@@ -30,8 +30,11 @@ constexpr uint32_t kMaxBoxElems = 256;          // tensor-map boxDim limit
 constexpr uint64_t kMaxTensorMapStride = uint64_t{1} << 40;
 constexpr uint32_t kRedThreadsPerCta = 256;
 constexpr uint32_t kPrivateThreadsPerCta = 256;  // at most
-constexpr uint32_t kPrivateRowsPerStage = 8;  // ROWS_PER_STAGE in gen/generate_kernels.py
+constexpr uint32_t kPrivateRowsPerStage = 8;     // ROWS_PER_STAGE in gen/private_snippets.py
+constexpr uint32_t kPrivateIndexSlotBytes = 64;  // INDEX_SLOT_BYTES there
 constexpr uint64_t kPrivateMaxTargets = 4096;
+// The privatised path's launches start on whole stages, below 2^31 rows.
+constexpr uint64_t kMaxPrivateRowsPerLaunch = kMaxTmaRowsPerLaunch / kPrivateRowsPerStage * kPrivateRowsPerStage;
 
 struct TmaSchedule {
   uint32_t box_elems = 0;       // one tensor-map box along the row
@@ -52,12 +55,13 @@ struct RedSchedule {
 };
 
 struct PrivateSchedule {
-  uint32_t slice_elems = 0;     // columns per slice (W)
+  uint32_t slice_elems = 0;     // columns per slice (W), the tensor box's width: at most 256
   uint32_t slices = 0;
   uint32_t stages = 0;
   uint32_t staging_offset = 0;  // shared-memory layout, ptx/row_private.ptx.in
   uint32_t flags_offset = 0;
   uint32_t ring_offset = 0;
+  uint32_t index_offset = 0;    // each stage's indices
   uint32_t barrier_offset = 0;
   uint32_t shared_bytes = 0;
   uint32_t ctas_per_sm = 0;

@@ -21,12 +21,12 @@ std::string describe_fields(const RowTensorMapFields& f) {
   char text[512];
   std::snprintf(text, sizeof(text),
                 "tensor map fields: dataType=%d (elem %zu B) rank=2 globalAddress=0x%llx globalDim={%llu, %llu} "
-                "globalStrides={%llu} boxDim={%u, 1} elementStrides={1, 1} interleave=NONE swizzle=NONE "
+                "globalStrides={%llu} boxDim={%u, %u} elementStrides={1, 1} interleave=NONE swizzle=NONE "
                 "l2Promotion=L2_256B oobFill=NONE(zeros)",
                 static_cast<int>(map_data_type(f.dtype)), scatterptx_dtype_size(f.dtype),
                 static_cast<unsigned long long>(f.address), static_cast<unsigned long long>(f.cols),
                 static_cast<unsigned long long>(f.rows), static_cast<unsigned long long>(f.row_stride_bytes),
-                static_cast<unsigned>(f.box_elems));
+                static_cast<unsigned>(f.box_elems), static_cast<unsigned>(f.box_rows));
   return text;
 }
 
@@ -44,6 +44,7 @@ std::string row_tensor_map_violations(const RowTensorMapFields& f) {
   if (f.row_stride_bytes < f.cols * elem) out += "globalStrides[0] must cover a whole row\n";
   if (f.box_elems < 1 || f.box_elems > 256) out += "boxDim[0] must be in [1, 256]\n";
   if ((f.box_elems * elem) % 16 != 0) out += "boxDim[0] * element size must be a multiple of 16 bytes\n";
+  if (f.box_rows < 1 || f.box_rows > 256) out += "boxDim[1] must be in [1, 256]\n";
   return out;
 }
 
@@ -55,7 +56,7 @@ CUtensorMap encode_row_tensor_map(const DriverApi& api, const RowTensorMapFields
   CUtensorMap map;
   const cuuint64_t global_dim[2] = {f.cols, f.rows};
   const cuuint64_t global_strides[1] = {f.row_stride_bytes};
-  const cuuint32_t box_dim[2] = {f.box_elems, 1};
+  const cuuint32_t box_dim[2] = {f.box_elems, f.box_rows};
   const cuuint32_t element_strides[2] = {1, 1};
   const CUresult result = api.cuTensorMapEncodeTiled(
       &map, map_data_type(f.dtype), 2, reinterpret_cast<void*>(f.address), global_dim, global_strides, box_dim,

@@ -226,7 +226,7 @@ TEST(PlanPrivate, FewTargetsArePrivatisedWhenAsked) {
   EXPECT_EQ(make_plan(p, h200()).path, SCATTERPTX_PATH_TMA) << "AUTO keeps the faster TMA path";
   p.path = SCATTERPTX_PATH_PRIVATE;
   const Plan plan = make_plan(p, h200());
-  ASSERT_EQ(plan.path, SCATTERPTX_PATH_PRIVATE);
+  ASSERT_EQ(plan.path, SCATTERPTX_PATH_PRIVATE) << plan.describe();
   EXPECT_STREQ(kKernelVariants[plan.variant].name, "row_private_f32_i64");
   // Slices narrow enough for three CTAs per SM, to hide each one's waits.
   EXPECT_EQ(plan.priv.slice_elems % 8, 0u);
@@ -237,6 +237,32 @@ TEST(PlanPrivate, FewTargetsArePrivatisedWhenAsked) {
   EXPECT_EQ(plan.threads_per_cta, std::min(256u, (plan.priv.slice_elems + 31) / 32 * 32));
   EXPECT_EQ(plan.launches[0].grid_y, plan.priv.slices);
   EXPECT_EQ(plan.launches[0].grid_x, 132u * plan.priv.ctas_per_sm / plan.priv.slices);
+}
+
+TEST(PlanPrivate, SlicesAreOneTensorBoxWide) {
+  // One target: everything fits, but a box is at most 256 columns.
+  Problem p = contiguous(SCATTERPTX_F32, 4000000, 1, 4096);
+  p.path = SCATTERPTX_PATH_PRIVATE;
+  const Plan plan = make_plan(p, h200());
+  ASSERT_EQ(plan.path, SCATTERPTX_PATH_PRIVATE) << plan.describe();
+  EXPECT_EQ(plan.priv.slice_elems, 256u);
+  EXPECT_EQ(plan.priv.slices, 16u);
+  EXPECT_EQ(plan.threads_per_cta, 256u);
+}
+
+TEST(PlanPrivate, LaunchesStartOnWholeStagesBelowTwoToThe31Rows) {
+  Problem p = contiguous(SCATTERPTX_BF16, (uint64_t{1} << 32) + 5, 3, 64);
+  p.path = SCATTERPTX_PATH_PRIVATE;
+  const Plan plan = make_plan(p, h200());
+  ASSERT_EQ(plan.launches.size(), 3u);
+  uint64_t covered = 0;
+  for (const auto& slice : plan.launches) {
+    EXPECT_EQ(slice.row_begin, covered);
+    EXPECT_EQ(slice.row_begin % 8, 0u);
+    EXPECT_LT(slice.rows, uint64_t{1} << 31);
+    covered += slice.rows;
+  }
+  EXPECT_EQ(covered, p.src_rows);
 }
 
 TEST(PlanPrivate, WideRowsAreSlicedToFit) {
@@ -254,14 +280,17 @@ TEST(PlanPrivate, WideRowsAreSlicedToFit) {
 
 TEST(PlanPrivate, LayoutKeepsEveryRegionAlignedAndApart) {
   Problem p = contiguous(SCATTERPTX_BF16, 100000, 100, 264);
-  const auto s = private_schedule(p, 264, 6);
-  EXPECT_EQ(s.staging_offset, 105600u);  // 100 x 264 f32 accumulators, a multiple of 128
-  EXPECT_EQ(s.flags_offset, s.staging_offset + 100u * 264 * 2);
+  const auto s = private_schedule(p, 248, 6);
+  EXPECT_EQ(s.staging_offset, 99200u);  // 100 x 248 f32 accumulators, a multiple of 128
+  EXPECT_EQ(s.flags_offset, s.staging_offset + 100u * 248 * 2);
   EXPECT_EQ(s.ring_offset % 128, 0u);
   EXPECT_GE(s.ring_offset, s.flags_offset + 400);
-  EXPECT_EQ(s.barrier_offset, s.ring_offset + 6u * 8 * 264 * 2);
+  EXPECT_EQ(s.index_offset, s.ring_offset + 6u * 8 * 248 * 2);
+  EXPECT_EQ((8u * 248 * 2) % 128, 0u) << "every stage's box lands 128-byte aligned";
+  EXPECT_EQ(s.index_offset % 16, 0u) << "each stage's indices arrive by bulk copy";
+  EXPECT_EQ(s.barrier_offset, s.index_offset + 6u * 64);
   EXPECT_EQ(s.shared_bytes, s.barrier_offset + 48);
-  EXPECT_EQ((264u * 4) % 16, 0u) << "accumulator rows feed bulk reduces: 16-byte pitch";
+  EXPECT_EQ((248u * 4) % 16, 0u) << "accumulator rows feed bulk reduces: 16-byte pitch";
 }
 
 TEST(PlanPrivate, ManyTargetsOrFewRowsPerTargetStayOnTheStreamingPaths) {

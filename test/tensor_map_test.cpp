@@ -35,6 +35,8 @@ TEST(TensorMap, EachLimitIsReported) {
       {"whole row", [](RowTensorMapFields& f) { f.row_stride_bytes = 256; }},
       {"boxDim[0] must be in", [](RowTensorMapFields& f) { f.box_elems = 512; }},
       {"boxDim[0] * element size", [](RowTensorMapFields& f) { f.box_elems = 6; }},
+      {"boxDim[1] must be in", [](RowTensorMapFields& f) { f.box_rows = 257; }},
+      {"boxDim[1] must be in", [](RowTensorMapFields& f) { f.box_rows = 0; }},
   };
   for (const Case& c : cases) {
     RowTensorMapFields f = valid_fields();
