@@ -11,27 +11,40 @@ ROWS_PER_STAGE = 8
 INDEX_SLOT_BYTES = 64
 
 
-def private_read_target(index, k):
-    """Row k of the current stage: its index from the stage's index slot, the
-    range check, the error record and the target's flag."""
-    load = (f"@%nin{k} ld.shared.s64   %nraw{k}, [%index_slot+{k * 8}];" if index.size == 8 else
-            f"@%nin{k} ld.shared.s32   %nraw32_{k}, [%index_slot+{k * 4}];\n"
-            f"    cvt.s64.s32         %nraw{k}, %nraw32_{k};")
-    return (f"add.u64             %row, %row0, {k};\n"
-            f"    setp.lt.u64         %nin{k}, %row, %row_end;\n"
-            f"    {load}\n"
-            f"    setp.lt.u64         %p, %nraw{k}, %out_rows64;\n"
-            f"    and.pred            %ok{k}, %nin{k}, %p;\n"
-            f"    cvt.u32.u64         %tgt{k}, %nraw{k};\n"
-            f"    // Bad row: in range as a source row, target outside [0, out_rows).\n"
-            f"    not.pred            %p, %ok{k};\n"
-            f"    and.pred            %p, %p, %nin{k};\n"
-            f"    and.pred            %p, %p, %leader;\n"
-            f"    add.u64             %t64, %row, %row_base;\n"
-            f"    @%p red.global.min.u64 [%record], %t64;\n"
-            f"    and.pred            %p, %ok{k}, %leader;\n"
-            f"    mad.lo.u32          %s, %tgt{k}, 4, %flags;\n"
-            f"    @%p st.shared.u32   [%s], 1;")
+def private_decode_stage(index):
+    """Each lane k of a warp decodes row k % ROWS_PER_STAGE of the stage (its
+    index from the stage's slot, the range check, and in warp 0 the error
+    record and the target's flag) into the offset of its accumulator row,
+    all ones to skip; then every lane takes row k's offset from lane k. One
+    decode per lane instead of one per row per lane: the decode is most of
+    the instructions of a stage otherwise."""
+    load = ("@%in_mine ld.shared.s64 %raw, [%s];" if index.size == 8 else
+            "@%in_mine ld.shared.s32 %raw32, [%s];\n"
+            "    cvt.s64.s32         %raw, %raw32;")
+    lines = [f"and.b32             %t32, %lane, {ROWS_PER_STAGE - 1};",
+             "cvt.u64.u32         %t64, %t32;",
+             "add.u64             %row, %row0, %t64;",
+             "setp.lt.u64         %in_mine, %row, %row_end;",
+             f"mad.lo.u32          %s, %t32, {index.size}, %index_slot;",
+             load,
+             "setp.lt.u64         %p, %raw, %out_rows64;",
+             "and.pred            %ok_mine, %in_mine, %p;",
+             "cvt.u32.u64         %t32, %raw;",
+             "// Bad row: in range as a source row, target outside [0, out_rows).",
+             "not.pred            %p, %ok_mine;",
+             "and.pred            %p, %p, %in_mine;",
+             "and.pred            %p, %p, %decoder;",
+             "add.u64             %t64, %row, %row_base;",
+             "@%p red.global.min.u64 [%record], %t64;",
+             "and.pred            %p, %ok_mine, %decoder;",
+             "mad.lo.u32          %s, %t32, 4, %flags;",
+             "@%p st.shared.u32   [%s], 1;",
+             "mad.lo.u32          %off_mine, %t32, %acc_pitch, %smem;",
+             "@!%ok_mine mov.u32  %off_mine, -1;"]
+    for k in range(ROWS_PER_STAGE):
+        lines += [f"shfl.sync.idx.b32   %off{k}, %off_mine, {k}, 31, -1;",
+                  f"setp.ne.u32         %ok{k}, %off{k}, -1;"]
+    return "\n    ".join(lines)
 
 
 def private_copy_index(index):
@@ -66,8 +79,7 @@ def private_accumulate(dtype):
     for k in rows:
         lines += [f"    // Row {k} of the stage.",
                   f"    @!%ok{k} bra        ROW{k}_DONE;",
-                  f"    mad.lo.u32          %u, %tgt{k}, %acc_pitch, %smem;",
-                  "    add.u32             %u, %u, %j;",
+                  f"    add.u32             %u, %off{k}, %j;",
                   f"    ld.shared.{acc}       %a, [%u];",
                   f"    add.{acc}             %a, %a, %v{k};",
                   f"    st.shared.{acc}       [%u], %a;",
@@ -114,13 +126,13 @@ def private_substitutions(dtype, index):
     rows = range(ROWS_PER_STAGE)
     sixteen_bit = dtype.name in ("f16", "bf16")
     value_type = ".f64" if dtype.name == "f64" else ".f32"
-    regs = [f".reg .pred  {', '.join(f'%nin{k}, %ok{k}' for k in rows)};",
+    regs = [f".reg .pred  %in_mine, %ok_mine, {', '.join(f'%ok{k}' for k in rows)};",
             f".reg {value_type}   {', '.join(f'%v{k}' for k in rows)};",
             f".reg .b16   {', '.join(f'%h{k}' for k in rows)};",
-            f".reg .b32   {', '.join(f'%tgt{k}' for k in rows)};",
-            f".reg .b64   {', '.join(f'%nraw{k}' for k in rows)};"]
+            f".reg .b32   %off_mine, {', '.join(f'%off{k}' for k in rows)};",
+            ".reg .b64   %raw;"]
     if index.size == 4:
-        regs.append(f".reg .b32   {', '.join(f'%nraw32_{k}' for k in rows)};")
+        regs.append(".reg .b32   %raw32;")
     return {
         "ACC_TYPE": "f64" if dtype.name == "f64" else "f32",
         "ACC_TYPE_REG": ".f64" if dtype.name == "f64" else ".f32",
@@ -133,7 +145,7 @@ def private_substitutions(dtype, index):
         "STAGE_INDEX_BYTES": str(ROWS_PER_STAGE * index.size),
         "COPY_ONE_INDEX": private_copy_index(index),
         "STAGE_TARGET_REGS": "\n    ".join(regs),
-        "READ_STAGE_TARGETS": "\n    ".join(private_read_target(index, k) for k in rows),
+        "DECODE_STAGE": private_decode_stage(index),
         "ACCUMULATE_ROWS": private_accumulate(dtype),
         "CONVERT_TO_STAGING": private_convert(dtype),
         "FLUSH_PITCH": "%row_pitch" if sixteen_bit else "%acc_pitch",
