@@ -17,16 +17,19 @@ constexpr uint32_t kDefaultWarpsPerCta = 4;
 constexpr uint32_t kDefaultCtasPerSm = 8;
 constexpr uint32_t kSharedReservedPerCta = 1024;  // sm_90 keeps 1 KB per CTA
 constexpr uint32_t kSmemStageAlign = 128;
-// Up to this many bytes per row, vector red.global beats one bulk copy and
-// one bulk reduce per row: on the H200 a (load, reduce) pair costs ~50 SM
-// cycles whatever its size, so 8..128-byte rows ran at 0.78 ms for 4M rows
-// on the TMA path against 0.06..0.44 ms on the red path
+// Up to this many bytes per row, red.global beats one bulk copy and one bulk
+// reduce per row whatever the dtype: on the H200 a (load, reduce) pair costs
+// ~50 SM cycles whatever its size, so 8..128-byte rows ran at 0.78 ms for 4M
+// rows on the TMA path against 0.06..0.44 ms on the red path
 // (bench/results/2026-12-02-h200-core.md).
 constexpr uint64_t kRedMaxRowBytes = 128;
 // The privatised path: stages of 8 rows in flight per CTA.
 constexpr uint32_t kPrivateStages = 6;
 constexpr uint32_t kPrivateMinSliceElems = 64;
 constexpr uint32_t kPrivateCtasPerSm = 3;
+// AUTO privatises when there are at least this many source rows per partial
+// sum the CTAs flush.
+constexpr uint64_t kPrivateRowsPerPartial = 8;
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
@@ -86,21 +89,20 @@ void plan_tma(const Problem& p, const DeviceLimits& device, Plan& plan) {
 }
 
 // The widest slice that fits `limit` bytes of shared memory and one tensor
-// box (256 columns): all columns when they fit, else a multiple of 8 (0 when
-// not even 8 columns fit).
+// box (256 columns): all columns when they fit, else the widest multiple of
+// 32 (whole warps: a thread owns a column), else of 8; width 0 when not even
+// 8 columns fit.
 PrivateSchedule widest_private_slice(const Problem& p, uint32_t stages, uint32_t limit) {
-  PrivateSchedule s = private_schedule(p, static_cast<uint32_t>(std::min<uint64_t>(p.cols, kMaxBoxElems)), stages);
+  const uint32_t widest = static_cast<uint32_t>(std::min<uint64_t>(p.cols, kMaxBoxElems));
+  PrivateSchedule s = private_schedule(p, widest, stages);
   if (s.shared_bytes <= limit) return s;
-  const uint64_t fixed = private_schedule(p, 0, stages).shared_bytes + 3 * kSmemStageAlign;
-  const uint64_t per_column = private_schedule(p, 1, stages).shared_bytes - private_schedule(p, 0, stages).shared_bytes;
-  uint64_t width = limit > fixed ? (limit - fixed) / std::max<uint64_t>(per_column, 1) / 8 * 8 : 0;
-  width = std::min<uint64_t>(width, kMaxBoxElems);
-  s = private_schedule(p, static_cast<uint32_t>(width), stages);
-  while (width >= 8 && s.shared_bytes > limit) {
-    width -= 8;
-    s = private_schedule(p, static_cast<uint32_t>(width), stages);
+  for (uint32_t step : {32u, 8u}) {
+    for (uint32_t width = (widest - 1) / step * step; width >= step; width -= step) {
+      s = private_schedule(p, width, stages);
+      if (s.shared_bytes <= limit) return s;
+    }
   }
-  return s;
+  return private_schedule(p, 0, stages);
 }
 
 // A CTA of the privatised path is one pipeline whose threads wait on each
@@ -128,6 +130,15 @@ bool fit_private(const Problem& p, const DeviceLimits& device, PrivateSchedule* 
   return true;
 }
 
+// The privatised path reads src once and then reduces each CTA's partial
+// sums, up to (CTAs of a slice) x out_rows rows; the streaming paths do one
+// read-modify-write of out per source row, serialised on hot targets. Take
+// it where the partial sums are few next to the source rows.
+bool private_pays_off(const Problem& p, const DeviceLimits& device, const PrivateSchedule& s) {
+  const uint64_t ctas_per_slice = std::max<uint64_t>(1, uint64_t{device.sm_count} * s.ctas_per_sm / s.slices);
+  return p.out_rows * ctas_per_slice * kPrivateRowsPerPartial <= p.src_rows;
+}
+
 void plan_private(const Problem& p, const DeviceLimits& device, const PrivateSchedule& s, Plan& plan) {
   plan.path = SCATTERPTX_PATH_PRIVATE;
   plan.variant = find_variant(KernelFamily::row_private, p.dtype, p.index_type, 16);
@@ -144,6 +155,19 @@ void plan_private(const Problem& p, const DeviceLimits& device, const PrivateSch
     slice.grid_y = s.slices;
     plan.launches.push_back(slice);
   }
+}
+
+// Whether the TMA path is the faster streaming path for an input it can take.
+// With 16-byte vector reds (f32, f16, bf16) the red path ran as fast as TMA
+// or faster on every bench shape whose rows a CTA's lanes cover, 256 B to
+// 2 KB rows included (uniform bf16 D = 128: 1.669 against 1.782 ms); TMA
+// stays ahead for f64, which has no vector red (1.752 against 2.279 ms), and
+// for rows longer than a CTA's lanes cover (100 rows of 640000 f32: 0.2257
+// against 0.2374 ms). bench/results/2026-12-03-h200-streaming.md.
+bool tma_beats_red(const Problem& p) {
+  if (p.row_bytes() <= kRedMaxRowBytes) return false;
+  if (p.dtype == SCATTERPTX_F64) return true;
+  return p.row_bytes() > uint64_t{kRedThreadsPerCta} * 16;
 }
 
 // The widest access the red path has for this dtype that every row start
@@ -286,11 +310,9 @@ Plan make_plan(const Problem& p, const DeviceLimits& device) {
       plan_red(p, device, plan);
       break;
     default:
-      // The privatised path is not chosen here: on the H200 it ran 3.64 ms
-      // against the TMA path's 2.86 ms for 4M rows into 100 targets of 1 KB
-      // (bench/results/2026-12-03-h200-streaming.md), so it is taken only
-      // when asked for (its f32 sums for f16/bf16 are the reason to ask).
-      if (why_not_tma.empty() && p.row_bytes() > kRedMaxRowBytes) {
+      if (private_fits && private_pays_off(p, device, private_fit)) {
+        plan_private(p, device, private_fit, plan);
+      } else if (why_not_tma.empty() && tma_beats_red(p)) {
         plan_tma(p, device, plan);
       } else {
         plan_red(p, device, plan);

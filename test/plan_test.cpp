@@ -37,6 +37,11 @@ Problem contiguous(scatterptx_dtype dtype, uint64_t src_rows, uint64_t out_rows,
   return p;
 }
 
+Problem forced(Problem p, scatterptx_path path) {
+  p.path = path;
+  return p;
+}
+
 scatterptx_status status_of(const Problem& p, const DeviceLimits& d) {
   try {
     make_plan(p, d);
@@ -47,7 +52,7 @@ scatterptx_status status_of(const Problem& p, const DeviceLimits& d) {
 }
 
 TEST(Plan, UniformF32D128TakesTmaWithWholeRowChunks) {
-  const Plan plan = make_plan(contiguous(SCATTERPTX_F32, 7770000, 1720000, 128), h200());
+  const Plan plan = make_plan(forced(contiguous(SCATTERPTX_F32, 7770000, 1720000, 128), SCATTERPTX_PATH_TMA), h200());
   EXPECT_EQ(plan.path, SCATTERPTX_PATH_TMA);
   EXPECT_STREQ(kKernelVariants[plan.variant].name, "row_tma_reduce_f32_i64");
   EXPECT_EQ(plan.tma.box_elems, 128u);
@@ -81,26 +86,26 @@ TEST(Plan, OneRowOfSixteenMillionFillsTheGpu) {
 }
 
 TEST(Plan, TinyProblemGridDoesNotExceedItsWork) {
-  const Plan plan = make_plan(contiguous(SCATTERPTX_F32, 3, 10, 64), h200());
+  const Plan plan = make_plan(forced(contiguous(SCATTERPTX_F32, 3, 10, 64), SCATTERPTX_PATH_TMA), h200());
   ASSERT_EQ(plan.path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(plan.launches[0].grid_x, 1u);  // 3 pairs, 4 warps per CTA
 }
 
 TEST(Plan, PartialLastChunkKeepsSixteenByteGranularity) {
   // bf16 D = 264: one 256-element box plus an 8-element tail (16 bytes).
-  const Plan plan = make_plan(contiguous(SCATTERPTX_BF16, 1000, 100, 264), h200());
+  const Plan plan = make_plan(forced(contiguous(SCATTERPTX_BF16, 1000, 100, 264), SCATTERPTX_PATH_TMA), h200());
   ASSERT_EQ(plan.path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(plan.tma.box_elems, 256u);
   EXPECT_EQ((264u % plan.tma.chunk_elems) * 2 % 16, 0u);
   // f32 D = 36: one 144-byte box; stage buffers still 128-byte aligned.
-  const Plan small = make_plan(contiguous(SCATTERPTX_F32, 1000, 100, 36), h200());
+  const Plan small = make_plan(forced(contiguous(SCATTERPTX_F32, 1000, 100, 36), SCATTERPTX_PATH_TMA), h200());
   EXPECT_EQ(small.tma.box_elems, 36u);
   EXPECT_EQ(small.tma.stage_bytes, 256u);
 }
 
 TEST(Plan, MoreThanTwoToThe31RowsAreSplitIntoLaunches) {
   const uint64_t rows = 2 * kMaxTmaRowsPerLaunch + 5;
-  const Plan plan = make_plan(contiguous(SCATTERPTX_F32, rows, 1000, 64), h200());
+  const Plan plan = make_plan(forced(contiguous(SCATTERPTX_F32, rows, 1000, 64), SCATTERPTX_PATH_TMA), h200());
   ASSERT_EQ(plan.path, SCATTERPTX_PATH_TMA);
   ASSERT_EQ(plan.launches.size(), 3u);
   uint64_t covered = 0;
@@ -113,15 +118,22 @@ TEST(Plan, MoreThanTwoToThe31RowsAreSplitIntoLaunches) {
   EXPECT_EQ(covered, rows);
 }
 
-TEST(Plan, RowsOfAtMost128BytesTakeVectorRed) {
-  for (uint64_t cols : {4u, 8u, 16u, 32u}) {
+TEST(Plan, AutoTakesVectorRedUpToRowsOneCtaCovers) {
+  for (uint64_t cols : {4u, 8u, 16u, 32u, 128u, 512u, 1024u}) {
     const Plan plan = make_plan(contiguous(SCATTERPTX_F32, 4000000, 1000000, cols), h200());
     EXPECT_EQ(plan.path, SCATTERPTX_PATH_RED) << cols;
     EXPECT_EQ(plan.red.vector_bytes, 16u) << cols;
   }
-  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 4000000, 1000000, 36), h200()).path, SCATTERPTX_PATH_TMA);
-  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_BF16, 4000000, 1000000, 64), h200()).path, SCATTERPTX_PATH_RED);
-  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_BF16, 4000000, 1000000, 72), h200()).path, SCATTERPTX_PATH_TMA);
+  for (scatterptx_dtype dtype : {SCATTERPTX_F16, SCATTERPTX_BF16}) {
+    EXPECT_EQ(make_plan(contiguous(dtype, 7770000, 1720000, 128), h200()).path, SCATTERPTX_PATH_RED);
+    EXPECT_EQ(make_plan(contiguous(dtype, 2000000, 500000, 1024), h200()).path, SCATTERPTX_PATH_RED);
+  }
+  // Rows longer than 256 lanes x 16 bytes, and f64 rows above 128 bytes
+  // (no vector red), take TMA.
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 4000000, 1000000, 1032), h200()).path, SCATTERPTX_PATH_TMA);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 100, 100, 640000), h200()).path, SCATTERPTX_PATH_TMA);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 2000000, 500000, 128), h200()).path, SCATTERPTX_PATH_TMA);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 2000000, 500000, 16), h200()).path, SCATTERPTX_PATH_RED);
 }
 
 TEST(Plan, MisalignedInputsFallBackToRed) {
@@ -221,10 +233,8 @@ namespace {
 using scatterptx::detail::kPrivateMaxTargets;
 using scatterptx::detail::private_schedule;
 
-TEST(PlanPrivate, FewTargetsArePrivatisedWhenAsked) {
-  Problem p = contiguous(SCATTERPTX_F32, 4000000, 100, 256);
-  EXPECT_EQ(make_plan(p, h200()).path, SCATTERPTX_PATH_TMA) << "AUTO keeps the faster TMA path";
-  p.path = SCATTERPTX_PATH_PRIVATE;
+TEST(PlanPrivate, FewTargetsWithManyRowsEachArePrivatised) {
+  const Problem p = contiguous(SCATTERPTX_F32, 4000000, 100, 256);
   const Plan plan = make_plan(p, h200());
   ASSERT_EQ(plan.path, SCATTERPTX_PATH_PRIVATE) << plan.describe();
   EXPECT_STREQ(kKernelVariants[plan.variant].name, "row_private_f32_i64");
@@ -237,6 +247,10 @@ TEST(PlanPrivate, FewTargetsArePrivatisedWhenAsked) {
   EXPECT_EQ(plan.threads_per_cta, std::min(256u, (plan.priv.slice_elems + 31) / 32 * 32));
   EXPECT_EQ(plan.launches[0].grid_y, plan.priv.slices);
   EXPECT_EQ(plan.launches[0].grid_x, 132u * plan.priv.ctas_per_sm / plan.priv.slices);
+  // Whole warps: 128 columns, two slices of a 256-column row.
+  EXPECT_EQ(plan.priv.slice_elems, 128u);
+  // The partial sums flushed stay few next to the source rows.
+  EXPECT_LE(100u * plan.launches[0].grid_x * 8, p.src_rows);
 }
 
 TEST(PlanPrivate, SlicesAreOneTensorBoxWide) {
@@ -295,8 +309,9 @@ TEST(PlanPrivate, LayoutKeepsEveryRegionAlignedAndApart) {
 
 TEST(PlanPrivate, ManyTargetsOrFewRowsPerTargetStayOnTheStreamingPaths) {
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 4000000, kPrivateMaxTargets + 1, 256), h200()).path,
-            SCATTERPTX_PATH_TMA);
-  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 3000, 100, 256), h200()).path, SCATTERPTX_PATH_TMA);
+            SCATTERPTX_PATH_RED);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 3000, 100, 256), h200()).path, SCATTERPTX_PATH_RED);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 3000, 100, 256), h200()).path, SCATTERPTX_PATH_TMA);
   Problem forced = contiguous(SCATTERPTX_F32, 4000000, kPrivateMaxTargets + 1, 256);
   forced.path = SCATTERPTX_PATH_PRIVATE;
   EXPECT_EQ(status_of(forced, h200()), SCATTERPTX_ERROR_INVALID_ARGUMENT);
