@@ -57,6 +57,7 @@ RunSettings run_settings(const Options& options) {
   settings.has_schedule = options.schedule_given;
   settings.schedule = options.schedule;
   settings.sweep = options.sweep;
+  settings.path_choice = options.path_choice;
   // Schedules only steer the TMA path, so a sweep forces it unless told otherwise.
   settings.sweep_path = options.path_given ? options.path : SCATTERPTX_PATH_TMA;
   return settings;
@@ -96,6 +97,7 @@ int run_benchmark(const Options& options, const std::vector<Scenario>& scenarios
   description.flush_bytes = flusher.bytes();
   description.quick = options.quick;
   description.sweep = options.sweep;
+  description.path_choice = options.path_choice;
   description.modes = options.modes;
   description.plan_build = settings.plan_build;
   print_device_header(std::cout, device, description);
@@ -119,6 +121,7 @@ int run_benchmark(const Options& options, const std::vector<Scenario>& scenarios
   print_results_table(std::cout, results);
   print_grouped_table(std::cout, results);
   print_sweep_table(std::cout, results);
+  print_path_choice_table(std::cout, results);
   if (!options.json_path.empty()) {
     write_json_report(options.json_path, device, description, results, all_correct);
     std::fprintf(stderr, "scatterptx-bench: wrote %s\n", options.json_path.c_str());

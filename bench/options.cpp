@@ -83,6 +83,9 @@ runs, median of the timed runs, L2 flushed before every run.
   --sweep               also time a grid of TMA schedules per scenario and
                         report the best (path tma unless --path is given;
                         needs the streaming mode)
+  --path-choice         also time every forced path (tma, red, private) after
+                        the planner's choice, and report AUTO against the
+                        fastest (needs the streaming mode, no --path)
   --device N            CUDA device ordinal (default 0)
   --help                this text
 
@@ -106,6 +109,10 @@ bool parse_options(int argc, char** argv, Options* options, std::string* error) 
     }
     if (flag == "--sweep") {
       parsed.sweep = true;
+      continue;
+    }
+    if (flag == "--path-choice") {
+      parsed.path_choice = true;
       continue;
     }
     static const char* const kValueOptions[] = {
@@ -148,7 +155,7 @@ bool parse_options(int argc, char** argv, Options* options, std::string* error) 
       }
     } else if (flag == "--path") {
       if (!parse_path(value, &parsed.path)) {
-        *error = "--path wants auto, tma or red, got '" + value + "'";
+        *error = "--path wants auto, tma, red or private, got '" + value + "'";
         return false;
       }
       parsed.path_given = true;
@@ -182,6 +189,14 @@ bool parse_options(int argc, char** argv, Options* options, std::string* error) 
   }
   if (parsed.sweep && parsed.schedule_given) {
     *error = "--sweep chooses the schedules itself; drop --chunk-bytes/--stages/--warps/--ctas-per-sm";
+    return false;
+  }
+  if (parsed.path_choice && (parsed.path_given || parsed.schedule_given)) {
+    *error = "--path-choice compares the planner's own choice with every path; drop --path and the schedule";
+    return false;
+  }
+  if (parsed.path_choice && !has_mode(parsed.modes, ExecutionMode::streaming)) {
+    *error = "--path-choice times paths of the streaming mode; add --mode streaming";
     return false;
   }
   if (parsed.sweep && !has_mode(parsed.modes, ExecutionMode::streaming)) {

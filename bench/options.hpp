@@ -22,6 +22,7 @@ struct Options {
   int warmup_runs = 3;
   bool quick = false;
   bool sweep = false;
+  bool path_choice = false;                   // --path-choice
   int device = 0;
   bool help = false;
 };

@@ -6,6 +6,7 @@
 #include "dtype.hpp"
 #include "json_writer.hpp"
 #include "options.hpp"
+#include "path_choice.hpp"
 #include "schedule_sweep.hpp"
 #include "text_table.hpp"
 
@@ -64,6 +65,22 @@ void write_sweep_point(JsonWriter& json, const SweepPoint& p) {
   json.key("schedule");
   write_schedule(json, p.schedule);
   json.field("shared_bytes", static_cast<int64_t>(schedule_shared_bytes(p.schedule)));
+  json.field("accepted", p.accepted);
+  if (p.accepted) {
+    json.field("plan", p.plan);
+    json.key("check");
+    write_check(json, p.check);
+    json.key("scatter");
+    write_timing(json, p.timing);
+  } else {
+    json.field("rejection", p.rejection);
+  }
+  json.end_object();
+}
+
+void write_path_point(JsonWriter& json, const PathPoint& p) {
+  json.begin_object();
+  json.field("path", path_name(p.path));
   json.field("accepted", p.accepted);
   if (p.accepted) {
     json.field("plan", p.plan);
@@ -176,6 +193,12 @@ void write_scenario(JsonWriter& json, const ScenarioResult& r) {
     } else {
       json.null();
     }
+  }
+  if (!r.paths.empty()) {
+    json.key("paths");
+    json.begin_array();
+    for (const PathPoint& point : r.paths) write_path_point(json, point);
+    json.end_array();
   }
   json.end_object();
 }
@@ -356,6 +379,32 @@ void print_sweep_table(std::ostream& stream, const std::vector<ScenarioResult>& 
   table.print(stream);
 }
 
+void print_path_choice_table(std::ostream& stream, const std::vector<ScenarioResult>& results) {
+  std::vector<TextTable::Column> columns = {{"scenario", Align::left}, {"auto path", Align::left},
+                                            {"auto ms", Align::right}};
+  for (scatterptx_path path : forced_paths()) columns.push_back({std::string(path_name(path)) + " ms", Align::right});
+  columns.push_back({"fastest", Align::left});
+  columns.push_back({"auto / fastest", Align::right});
+  TextTable table(columns);
+  bool any = false;
+  for (const ScenarioResult& r : results) {
+    if (r.paths.empty()) continue;
+    any = true;
+    std::vector<std::string> row = {r.scenario.name, plan_path_name(r.plan), format_ms(r.scatter.median_ms)};
+    for (const PathPoint& p : r.paths) {
+      row.push_back(!p.accepted ? "refused" : p.check.ok ? format_ms(p.timing.median_ms) : "WRONG");
+    }
+    const PathPoint* best = fastest_path(r.paths);
+    row.push_back(best != nullptr ? path_name(best->path) : "-");
+    row.push_back(best != nullptr ? format_fixed(r.scatter.median_ms / best->timing.median_ms, 3) : "-");
+    table.add_row(std::move(row));
+  }
+  if (!any) return;
+  stream << "\npath choice (each forced path with its default schedule, same inputs; auto / fastest "
+            "<= 1.05 is within 5%):\n";
+  table.print(stream);
+}
+
 void write_json_report(const std::string& path, const DeviceInfo& d, const RunDescription& run,
                        const std::vector<ScenarioResult>& results, bool all_correct) {
   std::ofstream file(path);
@@ -388,6 +437,7 @@ void write_json_report(const std::string& path, const DeviceInfo& d, const RunDe
   json.end_array();
   json.field("quick", run.quick);
   json.field("sweep", run.sweep);
+  json.field("path_choice", run.path_choice);
   json.field("all_correct", all_correct);
   json.key("scenarios");
   json.begin_array();

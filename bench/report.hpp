@@ -19,6 +19,7 @@ struct RunDescription {
   size_t flush_bytes = 0;
   bool quick = false;
   bool sweep = false;
+  bool path_choice = false;
   std::vector<ExecutionMode> modes;
   TimingConfig plan_build;
 };
@@ -36,6 +37,10 @@ void print_grouped_table(std::ostream& stream, const std::vector<ScenarioResult>
 
 // One row per swept scenario: the best schedule against the default.
 void print_sweep_table(std::ostream& stream, const std::vector<ScenarioResult>& results);
+
+// --path-choice: per scenario, the planner's path and time against the
+// fastest forced path (auto / best: 1.00 when the planner picked it).
+void print_path_choice_table(std::ostream& stream, const std::vector<ScenarioResult>& results);
 
 // The streaming mode's "ok", "WRONG", "skipped" (a forced path that does
 // not apply) or "not run" (not selected).

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "driver.hpp"
+#include "options.hpp"
 
 namespace scatterptx_bench {
 namespace {
@@ -56,6 +57,7 @@ void launch_scatter_add(const scatterptx_scatter_add_args& args, CUstream stream
 bool scenario_correct(const ScenarioResult& result) {
   bool correct = !result.streaming_selected || result.skipped || result.check.ok;
   for (const SweepPoint& point : result.sweep) correct = correct && (!point.accepted || point.check.ok);
+  for (const PathPoint& point : result.paths) correct = correct && (!point.accepted || point.check.ok);
   for (const GroupedResult& grouped : result.grouped) correct = correct && grouped.correct();
   return correct;
 }
@@ -139,6 +141,31 @@ void ScenarioRunner::run_streaming(const scatterptx_scatter_add_args& base, cons
                result->scatter.median_ms, result->comparison.percent_of_ideal);
 
   if (settings_.sweep) result->sweep = sweep(args, in);
+  if (settings_.path_choice) result->paths = time_paths(base, in);
+}
+
+std::vector<PathPoint> ScenarioRunner::time_paths(const scatterptx_scatter_add_args& base,
+                                                  const ProblemInputs& in) {
+  std::vector<PathPoint> points;
+  for (scatterptx_path path : forced_paths()) {
+    PathPoint point;
+    point.path = path;
+    scatterptx_scatter_add_args args = base;
+    args.path = path;
+    args.schedule = nullptr;  // each path's default schedule, as AUTO would run it
+    point.accepted = describe_plan(args, &point.plan, &point.rejection);
+    if (point.accepted) {
+      point.check = check_prefix(args, in, settings_.check_rows, stream_, launch_scatter_add);
+      point.timing = time_scatter(timer_, stream_, flusher_, settings_.timing, args);
+      require_no_index_error(&point.check);
+      std::fprintf(stderr, "scatterptx-bench:   path %s: %.4f ms (%s)\n", path_name(path), point.timing.median_ms,
+                   point.check.ok ? "ok" : point.check.failure.c_str());
+    } else {
+      std::fprintf(stderr, "scatterptx-bench:   path %s refused: %s\n", path_name(path), point.rejection.c_str());
+    }
+    points.push_back(std::move(point));
+  }
+  return points;
 }
 
 std::vector<SweepPoint> ScenarioRunner::sweep(const scatterptx_scatter_add_args& base,

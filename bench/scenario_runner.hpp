@@ -1,6 +1,6 @@
 // Running one scenario end to end: inputs, the copy, then each selected
-// mode: streaming (plan, correctness check, scatter_add timing and the
-// optional schedule sweep) and the grouped modes (grouped_runner.hpp).
+// mode: streaming (plan, correctness check, scatter_add timing, the
+// optional schedule sweep and the optional timing of every forced path) and the grouped modes (grouped_runner.hpp).
 #pragma once
 
 #include <cuda.h>
@@ -13,6 +13,7 @@
 #include "floors.hpp"
 #include "grouped_runner.hpp"
 #include "inputs.hpp"
+#include "path_choice.hpp"
 #include "reference_check.hpp"
 #include "scenarios.hpp"
 #include "schedule_sweep.hpp"
@@ -29,6 +30,7 @@ struct RunSettings {
   scatterptx_schedule schedule{};
   bool sweep = false;
   scatterptx_path sweep_path = SCATTERPTX_PATH_TMA;
+  bool path_choice = false;        // also time every forced path (streaming)
   int64_t check_rows = 4096;       // src rows the correctness check runs on
   int64_t sweep_check_rows = 512;  // fewer per sweep point: there are ~200 of them
 };
@@ -53,6 +55,7 @@ struct ScenarioResult {
   TimingResult scatter;
   FloorComparison comparison;
   std::vector<SweepPoint> sweep;
+  std::vector<PathPoint> paths;  // --path-choice: each forced path
   // The grouped modes --mode selects, in its order.
   std::vector<GroupedResult> grouped;
 };
@@ -78,6 +81,7 @@ class ScenarioRunner {
  private:
   void run_streaming(const scatterptx_scatter_add_args& base, const ProblemInputs& in, ScenarioResult* result);
   std::vector<SweepPoint> sweep(const scatterptx_scatter_add_args& base, const ProblemInputs& in);
+  std::vector<PathPoint> time_paths(const scatterptx_scatter_add_args& base, const ProblemInputs& in);
 
   CUstream stream_;
   L2Flusher& flusher_;

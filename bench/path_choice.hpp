@@ -1,0 +1,33 @@
+// --path-choice: every streaming kernel path timed on the same inputs as the
+// planner's own choice, to show how far AUTO is from the fastest path.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "reference_check.hpp"
+#include "scatterptx/scatterptx.h"
+#include "timing.hpp"
+
+namespace scatterptx_bench {
+
+// The paths a forced run can take, in the order they are timed.
+const std::vector<scatterptx_path>& forced_paths();
+
+// One forced path on one scenario.
+struct PathPoint {
+  scatterptx_path path = SCATTERPTX_PATH_AUTO;
+  bool accepted = false;  // false: the library refuses this path for the problem
+  std::string rejection;  // its message
+  std::string plan;
+  CheckResult check;
+  TimingResult timing;
+};
+
+// The fastest accepted, correct point; nullptr when there is none.
+const PathPoint* fastest_path(const std::vector<PathPoint>& points);
+
+// "tma" from a plan text "path=tma variant=..."; "" when there is no path.
+std::string plan_path_name(const std::string& plan);
+
+}  // namespace scatterptx_bench
