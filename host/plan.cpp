@@ -23,6 +23,9 @@ constexpr uint32_t kSmemStageAlign = 128;
 // rows on the TMA path against 0.06..0.44 ms on the red path
 // (bench/results/2026-12-02-h200-core.md).
 constexpr uint64_t kRedMaxRowBytes = 128;
+// Up to this many bytes per row AUTO keeps the red path for f32/f16/bf16
+// (tma_beats_red).
+constexpr uint64_t kRedMaxVectorRowBytes = 2048;
 // The privatised path: stages of 8 rows in flight per CTA.
 constexpr uint32_t kPrivateStages = 6;
 constexpr uint32_t kPrivateMinSliceElems = 64;
@@ -159,15 +162,15 @@ void plan_private(const Problem& p, const DeviceLimits& device, const PrivateSch
 
 // Whether the TMA path is the faster streaming path for an input it can take.
 // With 16-byte vector reds (f32, f16, bf16) the red path ran as fast as TMA
-// or faster on every bench shape whose rows a CTA's lanes cover, 256 B to
-// 2 KB rows included (uniform bf16 D = 128: 1.669 against 1.782 ms); TMA
-// stays ahead for f64, which has no vector red (1.752 against 2.279 ms), and
-// for rows longer than a CTA's lanes cover (100 rows of 640000 f32: 0.2257
-// against 0.2374 ms). bench/results/2026-12-03-h200-streaming.md.
+// or faster on every bench shape with rows of up to 2 KB, the longest
+// measured below the 640000-column rows (uniform bf16 D = 128: 1.669 against
+// 1.785 ms); TMA stays ahead for f64, which has no vector red (1.751 against
+// 2.284 ms), and for 640000-column rows (0.2255 against 0.2341 ms).
+// bench/results/2026-12-03-h200-streaming.md.
 bool tma_beats_red(const Problem& p) {
   if (p.row_bytes() <= kRedMaxRowBytes) return false;
   if (p.dtype == SCATTERPTX_F64) return true;
-  return p.row_bytes() > uint64_t{kRedThreadsPerCta} * 16;
+  return p.row_bytes() > kRedMaxVectorRowBytes;
 }
 
 // The widest access the red path has for this dtype that every row start
@@ -310,7 +313,10 @@ Plan make_plan(const Problem& p, const DeviceLimits& device) {
       plan_red(p, device, plan);
       break;
     default:
-      if (private_fits && private_pays_off(p, device, private_fit)) {
+      if (p.has_schedule && why_not_tma.empty()) {
+        // A schedule tunes the TMA path: the caller asked for it.
+        plan_tma(p, device, plan);
+      } else if (private_fits && private_pays_off(p, device, private_fit)) {
         plan_private(p, device, private_fit, plan);
       } else if (why_not_tma.empty() && tma_beats_red(p)) {
         plan_tma(p, device, plan);

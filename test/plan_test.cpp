@@ -119,7 +119,7 @@ TEST(Plan, MoreThanTwoToThe31RowsAreSplitIntoLaunches) {
 }
 
 TEST(Plan, AutoTakesVectorRedUpToRowsOneCtaCovers) {
-  for (uint64_t cols : {4u, 8u, 16u, 32u, 128u, 512u, 1024u}) {
+  for (uint64_t cols : {4u, 8u, 16u, 32u, 128u, 512u}) {
     const Plan plan = make_plan(contiguous(SCATTERPTX_F32, 4000000, 1000000, cols), h200());
     EXPECT_EQ(plan.path, SCATTERPTX_PATH_RED) << cols;
     EXPECT_EQ(plan.red.vector_bytes, 16u) << cols;
@@ -128,9 +128,9 @@ TEST(Plan, AutoTakesVectorRedUpToRowsOneCtaCovers) {
     EXPECT_EQ(make_plan(contiguous(dtype, 7770000, 1720000, 128), h200()).path, SCATTERPTX_PATH_RED);
     EXPECT_EQ(make_plan(contiguous(dtype, 2000000, 500000, 1024), h200()).path, SCATTERPTX_PATH_RED);
   }
-  // Rows longer than 256 lanes x 16 bytes, and f64 rows above 128 bytes
+  // Rows above 2 KB (the longest measured), and f64 rows above 128 bytes
   // (no vector red), take TMA.
-  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 4000000, 1000000, 1032), h200()).path, SCATTERPTX_PATH_TMA);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 4000000, 1000000, 516), h200()).path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 100, 100, 640000), h200()).path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 2000000, 500000, 128), h200()).path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 2000000, 500000, 16), h200()).path, SCATTERPTX_PATH_RED);
@@ -181,6 +181,24 @@ TEST(Plan, ForcedTmaOnIneligibleInputIsRejected) {
   Problem p = contiguous(SCATTERPTX_F32, 1000, 100, 3);
   p.path = SCATTERPTX_PATH_TMA;
   EXPECT_EQ(status_of(p, h200()), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+}
+
+TEST(Plan, AScheduleKeepsAutoOnTheTmaPath) {
+  Problem p = contiguous(SCATTERPTX_F32, 4000000, 1000000, 128);  // AUTO alone: red
+  ASSERT_EQ(make_plan(p, h200()).path, SCATTERPTX_PATH_RED);
+  p.has_schedule = true;
+  p.schedule = scatterptx_schedule{1024, 3, 2, 5};
+  const Plan plan = make_plan(p, h200());
+  EXPECT_EQ(plan.path, SCATTERPTX_PATH_TMA);
+  EXPECT_EQ(plan.tma.stages, 3u);
+  Problem few = contiguous(SCATTERPTX_F32, 4000000, 100, 256);  // AUTO alone: private
+  few.has_schedule = true;
+  few.schedule = scatterptx_schedule{0, 0, 0, 4};
+  EXPECT_EQ(make_plan(few, h200()).path, SCATTERPTX_PATH_TMA);
+  Problem odd = contiguous(SCATTERPTX_F32, 1000, 100, 3);  // not eligible: red, schedule unused
+  odd.has_schedule = true;
+  odd.schedule = scatterptx_schedule{1024, 3, 2, 5};
+  EXPECT_EQ(make_plan(odd, h200()).path, SCATTERPTX_PATH_RED);
 }
 
 TEST(Plan, ScheduleOverrideIsHonouredAndBounded) {
