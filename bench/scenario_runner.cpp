@@ -1,5 +1,6 @@
 #include "scenario_runner.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -171,6 +172,8 @@ std::vector<PathPoint> ScenarioRunner::time_paths(const scatterptx_scatter_add_a
 std::vector<SweepPoint> ScenarioRunner::sweep(const scatterptx_scatter_add_args& base,
                                               const ProblemInputs& in) {
   const std::vector<scatterptx_schedule> grid = sweep_schedules();
+  const int64_t check_rows = std::clamp<int64_t>(settings_.sweep_check_elements / std::max<int64_t>(base.cols, 1), 1,
+                                                 settings_.sweep_check_rows);
   std::vector<SweepPoint> points;
   points.reserve(grid.size());
   int rejected = 0;
@@ -182,7 +185,7 @@ std::vector<SweepPoint> ScenarioRunner::sweep(const scatterptx_scatter_add_args&
     args.schedule = &point.schedule;
     point.accepted = describe_plan(args, &point.plan, &point.rejection);
     if (point.accepted) {
-      point.check = check_prefix(args, in, settings_.sweep_check_rows, stream_, launch_scatter_add);
+      point.check = check_prefix(args, in, check_rows, stream_, launch_scatter_add);
       point.timing = time_scatter(timer_, stream_, flusher_, settings_.timing, args);
       require_no_index_error(&point.check);
     } else {

@@ -8,7 +8,7 @@ uint64_t schedule_shared_bytes(const scatterptx_schedule& s) {
 
 std::vector<scatterptx_schedule> sweep_schedules() {
   std::vector<scatterptx_schedule> grid;
-  for (uint32_t chunk_bytes : {512u, 1024u, 2048u, 4096u}) {
+  for (uint32_t chunk_bytes : {512u, 1024u, 2048u, 4096u, 8192u, 16384u}) {
     for (uint32_t stages : {2u, 3u, 4u, 6u}) {
       for (uint32_t warps : {1u, 2u, 4u}) {
         for (uint32_t ctas_per_sm : {0u, 4u, 8u, 16u}) {

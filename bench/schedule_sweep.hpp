@@ -14,7 +14,7 @@ namespace scatterptx_bench {
 // A CTA's pipeline buffers: warps_per_cta * stages * chunk_bytes.
 uint64_t schedule_shared_bytes(const scatterptx_schedule& schedule);
 
-// chunk_bytes {512,1024,2048,4096} x stages {2,3,4,6} x warps {1,2,4} x
+// chunk_bytes {512,...,16384} x stages {2,3,4,6} x warps {1,2,4} x
 // ctas_per_sm {0 (the planner's), 4, 8, 16}, without the combinations whose
 // pipeline buffers exceed kSweepMaxSharedBytes per CTA.
 std::vector<scatterptx_schedule> sweep_schedules();
