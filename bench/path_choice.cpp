@@ -8,15 +8,6 @@ const std::vector<scatterptx_path>& forced_paths() {
   return paths;
 }
 
-const PathPoint* fastest_path(const std::vector<PathPoint>& points) {
-  const PathPoint* best = nullptr;
-  for (const PathPoint& point : points) {
-    if (!point.accepted || !point.check.ok) continue;
-    if (best == nullptr || point.timing.median_ms < best->timing.median_ms) best = &point;
-  }
-  return best;
-}
-
 std::string plan_path_name(const std::string& plan) {
   const std::string prefix = "path=";
   if (plan.compare(0, prefix.size(), prefix) != 0) return "";

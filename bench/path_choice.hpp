@@ -5,9 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "reference_check.hpp"
+#include "forced_run.hpp"
 #include "scatterptx/scatterptx.h"
-#include "timing.hpp"
 
 namespace scatterptx_bench {
 
@@ -15,17 +14,9 @@ namespace scatterptx_bench {
 const std::vector<scatterptx_path>& forced_paths();
 
 // One forced path on one scenario.
-struct PathPoint {
+struct PathPoint : ForcedRun {
   scatterptx_path path = SCATTERPTX_PATH_AUTO;
-  bool accepted = false;  // false: the library refuses this path for the problem
-  std::string rejection;  // its message
-  std::string plan;
-  CheckResult check;
-  TimingResult timing;
 };
-
-// The fastest accepted, correct point; nullptr when there is none.
-const PathPoint* fastest_path(const std::vector<PathPoint>& points);
 
 // "tma" from a plan text "path=tma variant=..."; "" when there is no path.
 std::string plan_path_name(const std::string& plan);

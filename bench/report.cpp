@@ -60,37 +60,33 @@ void write_check(JsonWriter& json, const CheckResult& c) {
   json.end_object();
 }
 
+// The fields every forced run has, after the keys that say what was forced.
+void write_forced_run_fields(JsonWriter& json, const ForcedRun& run) {
+  json.field("accepted", run.accepted);
+  if (run.accepted) {
+    json.field("plan", run.plan);
+    json.key("check");
+    write_check(json, run.check);
+    json.key("scatter");
+    write_timing(json, run.timing);
+  } else {
+    json.field("rejection", run.rejection);
+  }
+}
+
 void write_sweep_point(JsonWriter& json, const SweepPoint& p) {
   json.begin_object();
   json.key("schedule");
   write_schedule(json, p.schedule);
   json.field("shared_bytes", static_cast<int64_t>(schedule_shared_bytes(p.schedule)));
-  json.field("accepted", p.accepted);
-  if (p.accepted) {
-    json.field("plan", p.plan);
-    json.key("check");
-    write_check(json, p.check);
-    json.key("scatter");
-    write_timing(json, p.timing);
-  } else {
-    json.field("rejection", p.rejection);
-  }
+  write_forced_run_fields(json, p);
   json.end_object();
 }
 
 void write_path_point(JsonWriter& json, const PathPoint& p) {
   json.begin_object();
   json.field("path", path_name(p.path));
-  json.field("accepted", p.accepted);
-  if (p.accepted) {
-    json.field("plan", p.plan);
-    json.key("check");
-    write_check(json, p.check);
-    json.key("scatter");
-    write_timing(json, p.timing);
-  } else {
-    json.field("rejection", p.rejection);
-  }
+  write_forced_run_fields(json, p);
   json.end_object();
 }
 
@@ -186,7 +182,7 @@ void write_scenario(JsonWriter& json, const ScenarioResult& r) {
     json.begin_array();
     for (const SweepPoint& point : r.sweep) write_sweep_point(json, point);
     json.end_array();
-    const SweepPoint* best = best_point(r.sweep);
+    const SweepPoint* best = fastest_run(r.sweep);
     json.key("sweep_best");
     if (best != nullptr) {
       write_sweep_point(json, *best);
@@ -356,7 +352,7 @@ void print_sweep_table(std::ostream& stream, const std::vector<ScenarioResult>& 
       ++timed;
       wrong += p.check.ok ? 0 : 1;
     }
-    const SweepPoint* best = best_point(r.sweep);
+    const SweepPoint* best = fastest_run(r.sweep);
     std::vector<std::string> row = {r.scenario.name, format_ms(r.scatter.median_ms)};
     if (best != nullptr) {
       const FloorComparison c = compare_with_floors(r.floors, r.copy_bytes_moved, r.copy.median_ms,
@@ -394,7 +390,7 @@ void print_path_choice_table(std::ostream& stream, const std::vector<ScenarioRes
     for (const PathPoint& p : r.paths) {
       row.push_back(!p.accepted ? "refused" : p.check.ok ? format_ms(p.timing.median_ms) : "WRONG");
     }
-    const PathPoint* best = fastest_path(r.paths);
+    const PathPoint* best = fastest_run(r.paths);
     row.push_back(best != nullptr ? path_name(best->path) : "-");
     row.push_back(best != nullptr ? format_fixed(r.scatter.median_ms / best->timing.median_ms, 3) : "-");
     table.add_row(std::move(row));

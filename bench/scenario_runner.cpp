@@ -193,7 +193,7 @@ std::vector<SweepPoint> ScenarioRunner::sweep(const scatterptx_scatter_add_args&
     }
     points.push_back(std::move(point));
   }
-  const SweepPoint* best = best_point(points);
+  const SweepPoint* best = fastest_run(points);
   std::fprintf(stderr, "scatterptx-bench:   sweep: %zu schedules, %d rejected, best %s\n",
                points.size(), rejected,
                best != nullptr ? (describe_schedule(best->schedule) + " " +

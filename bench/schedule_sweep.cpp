@@ -28,13 +28,4 @@ std::string describe_schedule(const scatterptx_schedule& s) {
          " warps=" + field(s.warps_per_cta) + " ctas/sm=" + field(s.ctas_per_sm);
 }
 
-const SweepPoint* best_point(const std::vector<SweepPoint>& points) {
-  const SweepPoint* best = nullptr;
-  for (const SweepPoint& point : points) {
-    if (!point.accepted || !point.check.ok) continue;
-    if (best == nullptr || point.timing.median_ms < best->timing.median_ms) best = &point;
-  }
-  return best;
-}
-
 }  // namespace scatterptx_bench

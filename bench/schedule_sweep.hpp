@@ -5,9 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "reference_check.hpp"
+#include "forced_run.hpp"
 #include "scatterptx/scatterptx.h"
-#include "timing.hpp"
 
 namespace scatterptx_bench {
 
@@ -25,16 +24,8 @@ constexpr uint64_t kSweepMaxSharedBytes = 200 * 1024;
 std::string describe_schedule(const scatterptx_schedule& schedule);
 
 // One point of a sweep.
-struct SweepPoint {
+struct SweepPoint : ForcedRun {
   scatterptx_schedule schedule{};
-  bool accepted = false;  // false: the library rejected the schedule for this problem
-  std::string rejection;  // its message
-  std::string plan;
-  CheckResult check;
-  TimingResult timing;
 };
-
-// The fastest accepted, correct point; nullptr when there is none.
-const SweepPoint* best_point(const std::vector<SweepPoint>& points);
 
 }  // namespace scatterptx_bench

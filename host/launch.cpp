@@ -37,6 +37,20 @@ SliceArguments slice_arguments(const Problem& p, const LaunchSlice& slice) {
                         slice.row_begin};
 }
 
+// The src tensor map of one launch slice, with a (box_rows, box_elems) box.
+CUtensorMap slice_src_map(const DriverApi& api, const Problem& p, const LaunchSlice& slice, uint32_t box_elems,
+                          uint32_t box_rows) {
+  RowTensorMapFields fields;
+  fields.dtype = p.dtype;
+  fields.address = p.src_address + slice.row_begin * p.src_row_stride_bytes;
+  fields.cols = p.cols;
+  fields.rows = slice.rows;
+  fields.row_stride_bytes = p.src_row_stride_bytes;
+  fields.box_elems = box_elems;
+  fields.box_rows = box_rows;
+  return encode_row_tensor_map(api, fields);
+}
+
 // Where a TMA launch takes its rows: the slice's own (streaming), or the
 // grouped positions of a bucketed plan (index = keys, src rows gathered).
 struct TmaRowSource {
@@ -48,14 +62,7 @@ void launch_tma(const DriverApi& api, CUfunction function, const Problem& p, con
                 CUdeviceptr error_record, CUstream stream, const TmaRowSource& source = {}) {
   const TmaSchedule& s = plan.tma;
   for (const LaunchSlice& slice : plan.launches) {
-    RowTensorMapFields fields;
-    fields.dtype = p.dtype;
-    fields.address = p.src_address + slice.row_begin * p.src_row_stride_bytes;
-    fields.cols = p.cols;
-    fields.rows = slice.rows;
-    fields.row_stride_bytes = p.src_row_stride_bytes;
-    fields.box_elems = s.box_elems;
-    CUtensorMap map = encode_row_tensor_map(api, fields);
+    CUtensorMap map = slice_src_map(api, p, slice, s.box_elems, 1);
     SliceArguments a = slice_arguments(p, slice);
     if (source.index_ptr != 0) a.index_ptr = source.index_ptr;
     uint64_t out_rows = p.out_rows;
@@ -93,15 +100,7 @@ void launch_private(const DriverApi& api, CUfunction function, const Problem& p,
                     CUdeviceptr error_record, CUstream stream) {
   const PrivateSchedule& s = plan.priv;
   for (const LaunchSlice& slice : plan.launches) {
-    RowTensorMapFields fields;
-    fields.dtype = p.dtype;
-    fields.address = p.src_address + slice.row_begin * p.src_row_stride_bytes;
-    fields.cols = p.cols;
-    fields.rows = slice.rows;
-    fields.row_stride_bytes = p.src_row_stride_bytes;
-    fields.box_elems = s.slice_elems;
-    fields.box_rows = kPrivateRowsPerStage;
-    CUtensorMap map = encode_row_tensor_map(api, fields);
+    CUtensorMap map = slice_src_map(api, p, slice, s.slice_elems, kPrivateRowsPerStage);
     SliceArguments a = slice_arguments(p, slice);
     uint32_t out_rows = static_cast<uint32_t>(p.out_rows);
     uint32_t cols = static_cast<uint32_t>(p.cols);

@@ -291,12 +291,13 @@ Plan make_plan(const Problem& p, const DeviceLimits& device) {
   Plan plan;
   if (p.is_empty()) return plan;
   const std::string why_not_tma = tma_ineligibility(p, device);
+  const std::string why_not_private = private_layout_ineligibility(p);
   PrivateSchedule private_fit;
-  const bool private_fits = private_layout_ineligibility(p).empty() && fit_private(p, device, &private_fit);
+  const bool private_fits = why_not_private.empty() && fit_private(p, device, &private_fit);
   switch (p.path) {
     case SCATTERPTX_PATH_PRIVATE:
-      if (!private_layout_ineligibility(p).empty()) {
-        invalid_argument("path = SCATTERPTX_PATH_PRIVATE cannot take this input: " + private_layout_ineligibility(p));
+      if (!why_not_private.empty()) {
+        invalid_argument("path = SCATTERPTX_PATH_PRIVATE cannot take this input: " + why_not_private);
       }
       if (!private_fits) {
         invalid_argument("path = SCATTERPTX_PATH_PRIVATE: " + std::to_string(p.out_rows) +
