@@ -75,7 +75,9 @@ runs, median of the timed runs, L2 flushed before every run.
   --path auto|tma|red|private  streaming: force a kernel path (default auto)
   --chunk-bytes N       TMA schedule override: bytes of a row per stage
   --stages N            TMA schedule override: shared-memory stages per warp
+                        (path private: stages per CTA)
   --warps N             TMA schedule override: pipelines per CTA
+                        (path private: consumer warps per CTA)
   --ctas-per-sm N       TMA schedule override: persistent CTAs per SM
   --runs N              timed runs per measurement (default 20)
   --warmup N            untimed runs first (default 3)

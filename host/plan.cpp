@@ -26,8 +26,11 @@ constexpr uint64_t kRedMaxRowBytes = 128;
 // Up to this many bytes per row AUTO keeps the red path for f32/f16/bf16
 // (tma_beats_red).
 constexpr uint64_t kRedMaxVectorRowBytes = 2048;
-// The privatised path: stages of 8 rows in flight per CTA.
-constexpr uint32_t kPrivateStages = 6;
+// The privatised path: stages of kPrivateRowsPerStage rows in flight per CTA,
+// and (row, vector) items per consumer lane and stage.
+constexpr uint32_t kPrivateStages = 3;
+constexpr uint32_t kPrivateItemsPerLane = 4;
+constexpr uint32_t kPrivateMaxScheduleWarps = 31;  // with the producer, 1024 threads
 constexpr uint32_t kPrivateMinSliceElems = 64;
 constexpr uint32_t kPrivateCtasPerSm = 3;
 // AUTO privatises when there are at least this many source rows per partial
@@ -108,6 +111,21 @@ PrivateSchedule widest_private_slice(const Problem& p, uint32_t stages, uint32_t
   return private_schedule(p, 0, stages);
 }
 
+// Threads of a privatised CTA: consumer warps and one producer warp. A
+// stage is kPrivateRowsPerStage x (slice columns / vector) items of 16
+// bytes of accumulators; each consumer lane takes kPrivateItemsPerLane of
+// them, two at a time. A schedule's warps_per_cta sets the consumer warps
+// instead.
+uint32_t private_threads(const Problem& p, uint32_t slice_elems) {
+  uint64_t consumers = p.schedule.warps_per_cta;
+  if (consumers == 0) {
+    const uint64_t vector_elems = p.dtype == SCATTERPTX_F64 ? 2 : 4;
+    const uint64_t items = uint64_t{kPrivateRowsPerStage} * slice_elems / vector_elems;
+    consumers = std::clamp<uint64_t>(ceil_div(items, 32 * kPrivateItemsPerLane), 1, kPrivateMaxConsumerWarps);
+  }
+  return static_cast<uint32_t>(32 * (consumers + 1));
+}
+
 // A CTA of the privatised path is one pipeline whose threads wait on each
 // stage together, so latency is hidden by several CTAs per SM: take the
 // widest slice that lets kPrivateCtasPerSm of them share an SM, and one CTA
@@ -124,8 +142,7 @@ bool fit_private(const Problem& p, const DeviceLimits& device, PrivateSchedule* 
     return false;
   }
   s.slices = static_cast<uint32_t>(slices);
-  s.threads_per_cta = static_cast<uint32_t>(
-      std::min<uint64_t>(kPrivateThreadsPerCta, align_up(std::max<uint32_t>(s.slice_elems, 32), 32)));
+  s.threads_per_cta = private_threads(p, s.slice_elems);
   const uint32_t fit_shared = device.max_shared_per_sm / (s.shared_bytes + kSharedReservedPerCta);
   const uint32_t fit_threads = device.max_threads_per_sm / s.threads_per_cta;
   s.ctas_per_sm = std::max<uint32_t>(1, std::min({fit_shared, fit_threads, device.max_ctas_per_sm}));
@@ -233,7 +250,7 @@ PrivateSchedule private_schedule(const Problem& p, uint32_t slice_elems, uint32_
   s.ring_offset = saturate(ring_offset);
   s.index_offset = saturate(index_offset);
   s.barrier_offset = saturate(barrier_offset);
-  s.shared_bytes = saturate(barrier_offset + 8 * uint64_t{stages});
+  s.shared_bytes = saturate(barrier_offset + 16 * uint64_t{stages});  // full and empty mbarriers
   return s;
 }
 
@@ -298,6 +315,11 @@ Plan make_plan(const Problem& p, const DeviceLimits& device) {
     case SCATTERPTX_PATH_PRIVATE:
       if (!why_not_private.empty()) {
         invalid_argument("path = SCATTERPTX_PATH_PRIVATE cannot take this input: " + why_not_private);
+      }
+      if (p.schedule.warps_per_cta > kPrivateMaxScheduleWarps) {
+        invalid_argument("path = SCATTERPTX_PATH_PRIVATE: schedule.warps_per_cta = " +
+                         std::to_string(p.schedule.warps_per_cta) + " consumer warps, at most " +
+                         std::to_string(kPrivateMaxScheduleWarps) + " (a CTA also has a producer warp)");
       }
       if (!private_fits) {
         invalid_argument("path = SCATTERPTX_PATH_PRIVATE: " + std::to_string(p.out_rows) +

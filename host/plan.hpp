@@ -29,9 +29,9 @@ constexpr uint64_t kMaxTmaCols = (uint64_t{1} << 31) - 1;
 constexpr uint32_t kMaxBoxElems = 256;          // tensor-map boxDim limit
 constexpr uint64_t kMaxTensorMapStride = uint64_t{1} << 40;
 constexpr uint32_t kRedThreadsPerCta = 256;
-constexpr uint32_t kPrivateThreadsPerCta = 256;  // at most
-constexpr uint32_t kPrivateRowsPerStage = 8;     // ROWS_PER_STAGE in gen/private_snippets.py
-constexpr uint32_t kPrivateIndexSlotBytes = 64;  // INDEX_SLOT_BYTES there
+constexpr uint32_t kPrivateMaxConsumerWarps = 8;  // plus one producer warp
+constexpr uint32_t kPrivateRowsPerStage = 16;     // ROWS_PER_STAGE in gen/private_snippets.py
+constexpr uint32_t kPrivateIndexSlotBytes = 128;  // INDEX_SLOT_BYTES there
 constexpr uint64_t kPrivateMaxTargets = 4096;
 // The privatised path's launches start on whole stages, below 2^31 rows.
 constexpr uint64_t kMaxPrivateRowsPerLaunch = kMaxTmaRowsPerLaunch / kPrivateRowsPerStage * kPrivateRowsPerStage;
@@ -65,7 +65,7 @@ struct PrivateSchedule {
   uint32_t barrier_offset = 0;
   uint32_t shared_bytes = 0;
   uint32_t ctas_per_sm = 0;
-  uint32_t threads_per_cta = 0;  // one thread per column of the slice, at most 256
+  uint32_t threads_per_cta = 0;  // consumer warps and one producer warp
 };
 
 // One kernel launch over source rows [row_begin, row_begin + rows).

@@ -206,6 +206,23 @@ TEST_P(FewTargetsTest, ManyRowsPerTarget) {
   }
 }
 
+TEST_P(FewTargetsTest, IndexOneElementPastAlignment) {
+  // Indices that start off a 16-byte boundary reach each stage by plain
+  // copies instead of one bulk copy.
+  SCATTERPTX_REQUIRE_GPU();
+  const auto [dtype, path] = GetParam();
+  for (scatterptx_index_type index_type : {SCATTERPTX_INDEX_INT32, SCATTERPTX_INDEX_INT64}) {
+    ScatterShape s;
+    s.dtype = dtype;
+    s.index_type = index_type;
+    s.out_rows = 100;
+    s.src_rows = 40000 + 7;
+    s.cols = 264;
+    s.index_offset_bytes = index_type == SCATTERPTX_INDEX_INT32 ? 4 : 8;
+    run_and_check(s, path, fresh_seed());
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Sm90, FewTargetsTest,
                          ::testing::Combine(::testing::Values(SCATTERPTX_F32, SCATTERPTX_F16, SCATTERPTX_BF16,
                                                               SCATTERPTX_F64),

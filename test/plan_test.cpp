@@ -262,7 +262,9 @@ TEST(PlanPrivate, FewTargetsWithManyRowsEachArePrivatised) {
   EXPECT_EQ(plan.priv.slices, (256 + plan.priv.slice_elems - 1) / plan.priv.slice_elems);
   EXPECT_GE(plan.priv.ctas_per_sm, 3u);
   EXPECT_LE(3 * (plan.priv.shared_bytes + 1024), h200().max_shared_per_sm);
-  EXPECT_EQ(plan.threads_per_cta, std::min(256u, (plan.priv.slice_elems + 31) / 32 * 32));
+  // Four items of a stage per consumer lane (16 rows x (slice / 4) vectors
+  // of 4 f32), and a producer warp.
+  EXPECT_EQ(plan.threads_per_cta, 32 * (16 * (plan.priv.slice_elems / 4) / (32 * 4) + 1));
   EXPECT_EQ(plan.launches[0].grid_y, plan.priv.slices);
   EXPECT_EQ(plan.launches[0].grid_x, 132u * plan.priv.ctas_per_sm / plan.priv.slices);
   // Whole warps: 128 columns, two slices of a 256-column row.
@@ -279,7 +281,32 @@ TEST(PlanPrivate, SlicesAreOneTensorBoxWide) {
   ASSERT_EQ(plan.path, SCATTERPTX_PATH_PRIVATE) << plan.describe();
   EXPECT_EQ(plan.priv.slice_elems, 256u);
   EXPECT_EQ(plan.priv.slices, 16u);
-  EXPECT_EQ(plan.threads_per_cta, 256u);
+  EXPECT_EQ(plan.threads_per_cta, 32u * (8 + 1)) << "at most 8 consumer warps";
+}
+
+TEST(PlanPrivate, ConsumerLanesTakeFourSixteenByteItemsOfAStageEach) {
+  // f64: 2 columns per item, 16 x 32 / 2 items -> 2 consumer warps.
+  Problem narrow = contiguous(SCATTERPTX_F64, 4000000, 4, 32);
+  narrow.path = SCATTERPTX_PATH_PRIVATE;
+  EXPECT_EQ(make_plan(narrow, h200()).threads_per_cta, 32u * (2 + 1));
+  // A few columns still get a whole consumer warp.
+  Problem tiny = contiguous(SCATTERPTX_F32, 4000000, 4, 8);
+  tiny.path = SCATTERPTX_PATH_PRIVATE;
+  EXPECT_EQ(make_plan(tiny, h200()).threads_per_cta, 32u * (1 + 1));
+  // A forced PRIVATE path takes its consumer warps from a schedule.
+  Problem tuned = contiguous(SCATTERPTX_F32, 4000000, 100, 256);
+  tuned.path = SCATTERPTX_PATH_PRIVATE;
+  tuned.has_schedule = true;
+  tuned.schedule.warps_per_cta = 6;
+  const Plan plan = make_plan(tuned, h200());
+  ASSERT_EQ(plan.path, SCATTERPTX_PATH_PRIVATE);
+  EXPECT_EQ(plan.threads_per_cta, 32u * (6 + 1));
+  EXPECT_EQ(plan.priv.threads_per_cta, 32u * (6 + 1));
+  // With the producer warp, 32 consumer warps would pass 1024 threads.
+  tuned.schedule.warps_per_cta = 32;
+  EXPECT_EQ(status_of(tuned, h200()), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  tuned.schedule.warps_per_cta = 31;
+  EXPECT_EQ(make_plan(tuned, h200()).threads_per_cta, 1024u);
 }
 
 TEST(PlanPrivate, LaunchesStartOnWholeStagesBelowTwoToThe31Rows) {
@@ -290,7 +317,7 @@ TEST(PlanPrivate, LaunchesStartOnWholeStagesBelowTwoToThe31Rows) {
   uint64_t covered = 0;
   for (const auto& slice : plan.launches) {
     EXPECT_EQ(slice.row_begin, covered);
-    EXPECT_EQ(slice.row_begin % 8, 0u);
+    EXPECT_EQ(slice.row_begin % 16, 0u);
     EXPECT_LT(slice.rows, uint64_t{1} << 31);
     covered += slice.rows;
   }
@@ -317,11 +344,11 @@ TEST(PlanPrivate, LayoutKeepsEveryRegionAlignedAndApart) {
   EXPECT_EQ(s.flags_offset, s.staging_offset + 100u * 248 * 2);
   EXPECT_EQ(s.ring_offset % 128, 0u);
   EXPECT_GE(s.ring_offset, s.flags_offset + 400);
-  EXPECT_EQ(s.index_offset, s.ring_offset + 6u * 8 * 248 * 2);
-  EXPECT_EQ((8u * 248 * 2) % 128, 0u) << "every stage's box lands 128-byte aligned";
+  EXPECT_EQ(s.index_offset, s.ring_offset + 6u * 16 * 248 * 2);
+  EXPECT_EQ((16u * 248 * 2) % 128, 0u) << "every stage's box lands 128-byte aligned";
   EXPECT_EQ(s.index_offset % 16, 0u) << "each stage's indices arrive by bulk copy";
-  EXPECT_EQ(s.barrier_offset, s.index_offset + 6u * 64);
-  EXPECT_EQ(s.shared_bytes, s.barrier_offset + 48);
+  EXPECT_EQ(s.barrier_offset, s.index_offset + 6u * 128);
+  EXPECT_EQ(s.shared_bytes, s.barrier_offset + 6u * 16) << "a full and an empty mbarrier per stage";
   EXPECT_EQ((248u * 4) % 16, 0u) << "accumulator rows feed bulk reduces: 16-byte pitch";
 }
 

@@ -12,7 +12,8 @@ std::string ScatterShape::describe() const {
   std::ostringstream text;
   text << dtype_name(dtype) << " " << index_type_name(index_type) << " out " << out_rows << "x"
        << cols << " (stride " << out_stride() << "), src " << src_rows << "x" << cols
-       << " (stride " << src_stride() << ", offset " << src_offset_bytes << " bytes)";
+       << " (stride " << src_stride() << ", offset " << src_offset_bytes << " bytes), index offset "
+       << index_offset_bytes << " bytes";
   return text.str();
 }
 
@@ -48,8 +49,8 @@ void DeviceScatter::reset_out(const HostMatrix& out0) {
 
 void DeviceScatter::set_index(const std::vector<int64_t>& index, scatterptx_index_type type) {
   const std::vector<unsigned char> bytes = encode_indices(index, type);
-  index_storage_ = DeviceBuffer(bytes.size());
-  upload(index_storage_.address(), bytes.data(), bytes.size());
+  index_storage_ = DeviceBuffer(shape_.index_offset_bytes + bytes.size());
+  upload(index_storage_.address(shape_.index_offset_bytes), bytes.data(), bytes.size());
   index_type_ = type;
 }
 
@@ -65,7 +66,7 @@ scatterptx_scatter_add_args DeviceScatter::args(scatterptx_path path,
   args.src_row_stride = shape_.src_stride();
   args.cols = shape_.cols;
   args.dtype = shape_.dtype;
-  args.index = index_storage_.pointer();
+  args.index = index_storage_.pointer(shape_.index_offset_bytes);
   args.index_type = index_type_;
   args.index_check = check;
   args.path = path;

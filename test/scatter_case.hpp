@@ -22,6 +22,7 @@ struct ScatterShape {
   int64_t out_row_stride = 0;  // 0: cols
   int64_t src_row_stride = 0;  // 0: cols
   size_t src_offset_bytes = 0; // src starts this far into its allocation
+  size_t index_offset_bytes = 0; // index starts this far into its allocation
 
   int64_t out_stride() const { return out_row_stride != 0 ? out_row_stride : cols; }
   int64_t src_stride() const { return src_row_stride != 0 ? src_row_stride : cols; }

@@ -76,7 +76,8 @@ typedef enum scatterptx_path {
 /* Optional schedule override for the TMA path, for tuning sweeps. A zero
  * field keeps the planner's choice for that field. With path AUTO a schedule
  * keeps the TMA path wherever the input is eligible for it; a forced
- * PRIVATE path takes `stages` as its pipeline depth. */
+ * PRIVATE path takes `stages` as its pipeline depth and `warps_per_cta` as
+ * its consumer warps (at most 31; each CTA adds one producer warp). */
 typedef struct scatterptx_schedule {
   uint32_t chunk_bytes;   /* bytes of one row moved per pipeline stage */
   uint32_t stages;        /* shared-memory stages per worker warp */
