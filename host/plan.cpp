@@ -119,15 +119,17 @@ PrivateSchedule widest_private_slice(const Problem& p, uint32_t stages, uint32_t
 uint32_t private_threads(const Problem& p, uint32_t slice_elems) {
   uint64_t consumers = p.schedule.warps_per_cta;
   if (consumers == 0) {
-    const uint64_t vector_elems = p.dtype == SCATTERPTX_F64 ? 2 : 4;
+    // Columns per item: vector_elems() in gen/private_snippets.py.
+    const uint64_t accumulator_bytes = p.dtype == SCATTERPTX_F64 ? 8 : 4;
+    const uint64_t vector_elems = 16 / accumulator_bytes;
     const uint64_t items = uint64_t{kPrivateRowsPerStage} * slice_elems / vector_elems;
     consumers = std::clamp<uint64_t>(ceil_div(items, 32 * kPrivateItemsPerLane), 1, kPrivateMaxConsumerWarps);
   }
   return static_cast<uint32_t>(32 * (consumers + 1));
 }
 
-// A CTA of the privatised path is one pipeline whose threads wait on each
-// stage together, so latency is hidden by several CTAs per SM: take the
+// A CTA of the privatised path is one ring of stages; its consumers wait on
+// each stage's data, so latency is hidden by several CTAs per SM: take the
 // widest slice that lets kPrivateCtasPerSm of them share an SM, and one CTA
 // per SM only when not even kPrivateMinSliceElems columns fit that way.
 bool fit_private(const Problem& p, const DeviceLimits& device, PrivateSchedule* out) {
