@@ -50,7 +50,8 @@ INDEX_TYPES = [
 # Parameter lists as the host packs them (host/launch.cpp), for the manifest.
 TMA_PARAMS = ("CUtensorMap src_map, u64 out_ptr, u64 out_row_stride_bytes, u64 index_ptr, "
               "u64 rows, u64 row_base, u64 out_rows, u32 cols, u32 chunk_elems, "
-              "u32 chunks_per_row, u32 box_elems, u32 stages, u64 error_record, u64 source_rows")
+              "u32 chunks_per_row, u32 box_elems, u32 stages, u64 error_record, u64 source_rows, "
+              "u32 prefetch_out")
 
 # The TMA path reads src row `row` of the launch (streaming), or the source
 # position source_rows[row] (gathered: bucketed grouped execution, whose

@@ -97,7 +97,11 @@ void launch_bucketed_reduce(const DriverApi& api, const ContextState& state, con
 Plan bucketed_tma_plan(const DeviceLimits& device, const Problem& problem) {
   Problem tma_problem = problem;
   tma_problem.path = SCATTERPTX_PATH_TMA;
-  return make_plan(tma_problem, device);
+  Plan plan = make_plan(tma_problem, device);
+  // A bucket's targets stay in L2 while it is reduced, which is the point
+  // of bucketing; prefetching them as well only adds requests.
+  plan.tma.prefetch_out = false;
+  return plan;
 }
 
 void launch_grouped_execute(const DriverApi& api, const ContextState& state, const Problem& problem,

@@ -73,9 +73,10 @@ void launch_tma(const DriverApi& api, CUfunction function, const Problem& p, con
     uint32_t stages = s.stages;
     uint64_t record = error_record;
     uint64_t source_rows = source.source_rows;
-    void* params[] = {&map,        &a.out_ptr, &a.out_stride, &a.index_ptr, &a.rows,
-                      &a.row_base, &out_rows,  &cols,         &chunk_elems, &chunks_per_row,
-                      &box_elems,  &stages,    &record,       &source_rows};
+    uint32_t prefetch_out = s.prefetch_out ? 1 : 0;
+    void* params[] = {&map,        &a.out_ptr, &a.out_stride, &a.index_ptr,    &a.rows,
+                      &a.row_base, &out_rows,  &cols,         &chunk_elems,    &chunks_per_row,
+                      &box_elems,  &stages,    &record,       &source_rows,    &prefetch_out};
     launch(api, function, slice, plan.threads_per_cta, s.shared_bytes, stream, params);
   }
 }

@@ -26,6 +26,15 @@ constexpr uint64_t kRedMaxRowBytes = 128;
 // Up to this many bytes per row AUTO keeps the red path for f32/f16/bf16
 // (tma_beats_red).
 constexpr uint64_t kRedMaxVectorRowBytes = 2048;
+// Rows of this many bytes (one chunk each) reduce faster when their out chunk
+// is prefetched into L2 with the src load: on the H200, uniform targets,
+// 512-byte f32 rows 3.503 -> 3.116 ms, 1 KB f32 3.535 -> 3.339, 1 KB f64
+// 1.766 -> 1.662; sorted targets lose a little (512 B 2.170 -> 2.223, 1 KB
+// 2.168 -> 2.178). Outside the range it lost: 256-byte rows 0.92 -> 1.05 ms
+// (the extra bulk operation per pair costs more than the fill it hides),
+// 2 KB rows 1-4% (bench/results/2026-12-03-h200-seed-and-out-prefetch.md).
+constexpr uint64_t kPrefetchMinRowBytes = 512;
+constexpr uint64_t kPrefetchMaxRowBytes = 1024;
 // The privatised path: stages of kPrivateRowsPerStage rows in flight per CTA,
 // and (row, vector) items per consumer lane and stage.
 constexpr uint32_t kPrivateStages = 3;
@@ -73,6 +82,8 @@ TmaSchedule plan_tma_schedule(const Problem& p, const DeviceLimits& device) {
   const uint32_t fit_threads = device.max_threads_per_sm / (32 * s.warps_per_cta);
   const uint32_t fit = std::max<uint32_t>(1, std::min({fit_shared, fit_threads, device.max_ctas_per_sm}));
   s.ctas_per_sm = std::min(pick(want.ctas_per_sm, kDefaultCtasPerSm), fit);
+  s.prefetch_out = s.chunks_per_row == 1 && p.row_bytes() >= kPrefetchMinRowBytes &&
+                   p.row_bytes() <= kPrefetchMaxRowBytes;
   return s;
 }
 
@@ -185,10 +196,13 @@ void plan_private(const Problem& p, const DeviceLimits& device, const PrivateSch
 // measured below the 640000-column rows (uniform bf16 D = 128: 1.669 against
 // 1.785 ms); TMA stays ahead for f64, which has no vector red (1.751 against
 // 2.284 ms), and for 640000-column rows (0.2255 against 0.2341 ms).
-// bench/results/2026-12-03-h200-streaming.md.
+// bench/results/2026-12-03-h200-streaming.md. With its out chunks
+// prefetched, TMA overtook red on the 512-byte rows to 1 KB rows
+// (kPrefetchMinRowBytes..kPrefetchMaxRowBytes; see there).
 bool tma_beats_red(const Problem& p) {
   if (p.row_bytes() <= kRedMaxRowBytes) return false;
   if (p.dtype == SCATTERPTX_F64) return true;
+  if (p.row_bytes() >= kPrefetchMinRowBytes && p.row_bytes() <= kPrefetchMaxRowBytes) return true;
   return p.row_bytes() > kRedMaxVectorRowBytes;
 }
 
@@ -366,7 +380,7 @@ std::string Plan::describe() const {
     out += field("box_elems", tma.box_elems) + field("chunk_elems", tma.chunk_elems) +
            field("chunks_per_row", tma.chunks_per_row) + field("stages", tma.stages) +
            field("warps_per_cta", tma.warps_per_cta) + field("ctas_per_sm", tma.ctas_per_sm) +
-           field("shared_bytes", tma.shared_bytes);
+           field("shared_bytes", tma.shared_bytes) + field("prefetch_out", tma.prefetch_out ? 1 : 0);
   } else {
     out += field("vector_bytes", red.vector_bytes) + field("vectors_per_row", red.vectors_per_row) +
            field("lanes_per_row", uint64_t{1} << red.lanes_per_row_log2);

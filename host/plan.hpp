@@ -45,6 +45,7 @@ struct TmaSchedule {
   uint32_t ctas_per_sm = 0;
   uint32_t stage_bytes = 0;     // chunk bytes rounded up to 128
   uint32_t shared_bytes = 0;    // dynamic shared memory per CTA
+  bool prefetch_out = false;    // prefetch each pair's out chunk into L2 with its load
 };
 
 struct RedSchedule {

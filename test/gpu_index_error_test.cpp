@@ -122,6 +122,29 @@ TEST_P(IndexErrorTest, OutOfRangeRowsAreSkipped) {
   run_expecting_report(s, host, smallest);
 }
 
+TEST_P(IndexErrorTest, OutOfRangeRowsAreSkippedWhereOutIsPrefetched) {
+  // 512-byte rows: the TMA path prefetches each row's out chunk with its
+  // load, and must neither prefetch nor reduce for a bad index, also inside
+  // a run of rows with one target.
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  ScatterShape s = shape();
+  s.cols = 128;
+  HostScatter host = make_random_scatter(s, seed);
+  for (size_t i = 30; i < 40; ++i) host.index[i] = 5;
+  host.index[33] = -1;
+  host.index[34] = s.out_rows;
+  const BadIndex smallest{17, s.out_rows + 123457};
+  host.index[17] = smallest.value;
+  host.index[static_cast<size_t>(s.src_rows - 1)] = -3;
+  if (path() == SCATTERPTX_PATH_TMA || path() == SCATTERPTX_PATH_AUTO) {
+    DeviceScatter probe(s, host);
+    EXPECT_NE(describe_plan(probe.args(path(), check())).find("prefetch_out=1"), std::string::npos)
+        << describe_plan(probe.args(path(), check()));
+  }
+  run_expecting_report(s, host, smallest);
+}
+
 TEST_P(IndexErrorTest, NegativeIndicesAreSkipped) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "errors.hpp"
+#include "group_launch.hpp"
 #include "group_plan.hpp"
 
 namespace {
@@ -204,6 +205,18 @@ TEST(GroupPlan, BucketedIsOnePassOverTheTopKeyBits) {
   const GroupPlan segmented = make_group_plan(contiguous(SCATTERPTX_F32, 7770000, 1720000, 128),
                                               mode(SCATTERPTX_MODE_SEGMENTED));
   EXPECT_LT(plan.workspace.bytes, segmented.workspace.bytes / 2);
+}
+
+TEST(GroupPlan, BucketedReducesWithoutPrefetchingOut) {
+  // 512-byte rows: the streaming TMA path would prefetch their out chunks,
+  // but a bucket's targets are already L2-resident.
+  const Problem p = contiguous(SCATTERPTX_F32, 7770000, 1720000, 128);
+  Problem streaming = p;
+  streaming.path = SCATTERPTX_PATH_TMA;
+  ASSERT_TRUE(make_plan(streaming, DeviceLimits{}).tma.prefetch_out);
+  const Plan bucketed = bucketed_tma_plan(DeviceLimits{}, p);
+  EXPECT_EQ(bucketed.path, SCATTERPTX_PATH_TMA);
+  EXPECT_FALSE(bucketed.tma.prefetch_out);
 }
 
 TEST(GroupPlan, BucketedDigitIsAtMostOnePassAndAtLeastOneBit) {

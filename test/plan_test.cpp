@@ -119,7 +119,7 @@ TEST(Plan, MoreThanTwoToThe31RowsAreSplitIntoLaunches) {
 }
 
 TEST(Plan, AutoTakesVectorRedUpToRowsOneCtaCovers) {
-  for (uint64_t cols : {4u, 8u, 16u, 32u, 128u, 512u}) {
+  for (uint64_t cols : {4u, 8u, 16u, 32u, 64u, 512u}) {
     const Plan plan = make_plan(contiguous(SCATTERPTX_F32, 4000000, 1000000, cols), h200());
     EXPECT_EQ(plan.path, SCATTERPTX_PATH_RED) << cols;
     EXPECT_EQ(plan.red.vector_bytes, 16u) << cols;
@@ -127,6 +127,14 @@ TEST(Plan, AutoTakesVectorRedUpToRowsOneCtaCovers) {
   for (scatterptx_dtype dtype : {SCATTERPTX_F16, SCATTERPTX_BF16}) {
     EXPECT_EQ(make_plan(contiguous(dtype, 7770000, 1720000, 128), h200()).path, SCATTERPTX_PATH_RED);
     EXPECT_EQ(make_plan(contiguous(dtype, 2000000, 500000, 1024), h200()).path, SCATTERPTX_PATH_RED);
+  }
+  // Rows of 512 bytes to 1 KB take TMA, whose out chunks are prefetched there.
+  for (scatterptx_dtype dtype : {SCATTERPTX_F32, SCATTERPTX_F16, SCATTERPTX_BF16}) {
+    for (uint64_t row_bytes : {512u, 768u, 1024u}) {
+      const Plan plan = make_plan(contiguous(dtype, 4000000, 1000000, row_bytes / scatterptx_dtype_size(dtype)), h200());
+      EXPECT_EQ(plan.path, SCATTERPTX_PATH_TMA) << row_bytes;
+      EXPECT_TRUE(plan.tma.prefetch_out) << row_bytes;
+    }
   }
   // Rows above 2 KB (the longest measured), and f64 rows above 128 bytes
   // (no vector red), take TMA.
@@ -177,6 +185,30 @@ TEST(Plan, RedSpreadsFewLongRowsAlongY) {
   EXPECT_GE(plan.launches[0].grid_x * plan.launches[0].grid_y, 132u * 8);
 }
 
+TEST(Plan, TmaPrefetchesOutOnlyForOneChunkRowsOfHalfAKilobyteToOne) {
+  auto prefetches = [](scatterptx_dtype dtype, uint64_t cols) {
+    return make_plan(forced(contiguous(dtype, 4000000, 1000000, cols), SCATTERPTX_PATH_TMA), h200()).tma.prefetch_out;
+  };
+  EXPECT_FALSE(prefetches(SCATTERPTX_F32, 64));   // 256 bytes: the extra bulk operation costs more
+  EXPECT_FALSE(prefetches(SCATTERPTX_F32, 124));  // 496 bytes
+  EXPECT_TRUE(prefetches(SCATTERPTX_F32, 128));   // 512 bytes
+  EXPECT_TRUE(prefetches(SCATTERPTX_F64, 128));   // 1 KB
+  EXPECT_FALSE(prefetches(SCATTERPTX_F32, 260));  // 1040 bytes
+  EXPECT_FALSE(prefetches(SCATTERPTX_BF16, 1024));
+  EXPECT_FALSE(prefetches(SCATTERPTX_F32, 640000));
+  // A row cut into chunks by a schedule is not prefetched.
+  Problem chunked = forced(contiguous(SCATTERPTX_F32, 4000000, 1000000, 256), SCATTERPTX_PATH_TMA);
+  chunked.has_schedule = true;
+  chunked.schedule = scatterptx_schedule{512, 0, 0, 0};
+  const Plan plan = make_plan(chunked, h200());
+  ASSERT_EQ(plan.tma.chunks_per_row, 2u);
+  EXPECT_FALSE(plan.tma.prefetch_out);
+  EXPECT_NE(make_plan(forced(contiguous(SCATTERPTX_F32, 10, 10, 128), SCATTERPTX_PATH_TMA), h200())
+                .describe()
+                .find("prefetch_out=1"),
+            std::string::npos);
+}
+
 TEST(Plan, ForcedTmaOnIneligibleInputIsRejected) {
   Problem p = contiguous(SCATTERPTX_F32, 1000, 100, 3);
   p.path = SCATTERPTX_PATH_TMA;
@@ -184,7 +216,7 @@ TEST(Plan, ForcedTmaOnIneligibleInputIsRejected) {
 }
 
 TEST(Plan, AScheduleKeepsAutoOnTheTmaPath) {
-  Problem p = contiguous(SCATTERPTX_F32, 4000000, 1000000, 128);  // AUTO alone: red
+  Problem p = contiguous(SCATTERPTX_F32, 4000000, 1000000, 64);  // AUTO alone: red
   ASSERT_EQ(make_plan(p, h200()).path, SCATTERPTX_PATH_RED);
   p.has_schedule = true;
   p.schedule = scatterptx_schedule{1024, 3, 2, 5};
@@ -353,9 +385,11 @@ TEST(PlanPrivate, LayoutKeepsEveryRegionAlignedAndApart) {
 }
 
 TEST(PlanPrivate, ManyTargetsOrFewRowsPerTargetStayOnTheStreamingPaths) {
+  // 1 KB rows: the streaming path for them is TMA with out prefetched.
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 4000000, kPrivateMaxTargets + 1, 256), h200()).path,
-            SCATTERPTX_PATH_RED);
-  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 3000, 100, 256), h200()).path, SCATTERPTX_PATH_RED);
+            SCATTERPTX_PATH_TMA);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 3000, 100, 256), h200()).path, SCATTERPTX_PATH_TMA);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 3000, 100, 64), h200()).path, SCATTERPTX_PATH_RED);
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 3000, 100, 256), h200()).path, SCATTERPTX_PATH_TMA);
   Problem forced = contiguous(SCATTERPTX_F32, 4000000, kPrivateMaxTargets + 1, 256);
   forced.path = SCATTERPTX_PATH_PRIVATE;
