@@ -1,7 +1,8 @@
 """Reading torch tensors and __cuda_array_interface__ objects into the numbers
 of the C ABI: pointers, shapes, row strides in elements and type names."""
 
-import dataclasses
+import sys
+from typing import NamedTuple
 
 from ._binding import INDEX_TYPES
 
@@ -11,28 +12,44 @@ _TYPESTR_INDEX = {"<i4": "int32", "<i8": "int64"}
 _ITEMSIZE = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8, "int32": 4, "int64": 8}
 
 
+# Every call reads three arrays, so the per-array work is kept to a few
+# attribute reads: a call on small inputs costs about as much host time as
+# the kernel takes.
+_torch_dtype_names = None
+
+
 def is_torch_tensor(value):
-    return type(value).__module__.split(".")[0] == "torch" and hasattr(value, "data_ptr")
+    # Nothing is a torch tensor until torch has been imported by the caller.
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(value, torch.Tensor)
+
+
+def _torch_names():
+    global _torch_dtype_names
+    if _torch_dtype_names is None:
+        import torch
+
+        _torch_dtype_names = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16",
+                              torch.float64: "f64", torch.int32: "int32", torch.int64: "int64"}
+    return _torch_dtype_names
 
 
 def _torch_view(tensor, what, rank):
-    import torch  # only reached when torch tensors were passed in
-
-    names = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.float64: "f64",
-             torch.int32: "int32", torch.int64: "int64"}
     if not tensor.is_cuda:
         raise ValueError(f"{what} must be a CUDA tensor")
-    if tensor.dim() != rank:
-        raise ValueError(f"{what} must have {rank} dimension(s), has {tensor.dim()}")
-    if tensor.dtype not in names:
-        raise ValueError(f"{what} has unsupported dtype {tensor.dtype}")
-    if rank == 2 and tensor.size(1) > 1 and tensor.stride(1) != 1:
-        raise ValueError(f"{what} rows must be contiguous (stride(1) == 1)")
-    if rank == 1 and tensor.size(0) > 1 and tensor.stride(0) != 1:
-        raise ValueError(f"{what} must be contiguous")
     shape = tuple(tensor.shape)
-    stride = tensor.stride(0) if rank == 2 else 1
-    return tensor.data_ptr(), shape, max(stride, shape[1] if rank == 2 else 1), names[tensor.dtype]
+    if len(shape) != rank:
+        raise ValueError(f"{what} must have {rank} dimension(s), has {len(shape)}")
+    name = _torch_names().get(tensor.dtype)
+    if name is None:
+        raise ValueError(f"{what} has unsupported dtype {tensor.dtype}")
+    strides = tensor.stride()
+    if rank == 2 and shape[1] > 1 and strides[1] != 1:
+        raise ValueError(f"{what} rows must be contiguous (stride(1) == 1)")
+    if rank == 1 and shape[0] > 1 and strides[0] != 1:
+        raise ValueError(f"{what} must be contiguous")
+    stride = strides[0] if rank == 2 else 1
+    return tensor.data_ptr(), shape, max(stride, shape[1] if rank == 2 else 1), name
 
 
 def _cai_view(value, what, rank, dtype=None):
@@ -66,8 +83,7 @@ def view(value, what, rank, dtype=None):
     raise TypeError(f"{what} must be a torch tensor or have __cuda_array_interface__")
 
 
-@dataclasses.dataclass(frozen=True)
-class Problem:
+class Problem(NamedTuple):
     """out[index[i], :] += src[i, :] as the C ABI's scatter_add_args describe it."""
 
     out: int
@@ -125,4 +141,10 @@ def torch_stream(tensor):
     """torch's current stream on tensor's device, as a CUstream int."""
     import torch
 
+    # The raw handle without building a torch.cuda.Stream object (a few
+    # microseconds a call); torch's own generated kernels read it this way.
+    # The public call stays as the fallback for builds without it.
+    raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw_stream is not None:
+        return raw_stream(tensor.get_device())
     return torch.cuda.current_stream(tensor.device).cuda_stream
