@@ -196,13 +196,14 @@ void plan_private(const Problem& p, const DeviceLimits& device, const PrivateSch
 // measured below the 640000-column rows (uniform bf16 D = 128: 1.669 against
 // 1.785 ms); TMA stays ahead for f64, which has no vector red (1.751 against
 // 2.284 ms), and for 640000-column rows (0.2255 against 0.2341 ms).
-// bench/results/2026-12-03-h200-streaming.md. With its out chunks
-// prefetched, TMA overtook red on the 512-byte rows to 1 KB rows
-// (kPrefetchMinRowBytes..kPrefetchMaxRowBytes; see there).
+// bench/results/2026-12-03-h200-streaming.md. Prefetching out moved TMA
+// ahead of red on uniform targets with 512-byte f32 rows (3.130 against
+// 3.366 ms) but not on sorted ones (2.257 against 1.990 ms), where the reds
+// of neighbouring rows meet in L2; the planner cannot tell the two apart,
+// so red stays (bench/results/2026-12-03-h200-seed-and-out-prefetch.md).
 bool tma_beats_red(const Problem& p) {
   if (p.row_bytes() <= kRedMaxRowBytes) return false;
   if (p.dtype == SCATTERPTX_F64) return true;
-  if (p.row_bytes() >= kPrefetchMinRowBytes && p.row_bytes() <= kPrefetchMaxRowBytes) return true;
   return p.row_bytes() > kRedMaxVectorRowBytes;
 }
 

@@ -125,7 +125,7 @@ TEST_P(IndexErrorTest, OutOfRangeRowsAreSkipped) {
 TEST_P(IndexErrorTest, OutOfRangeRowsAreSkippedWhereOutIsPrefetched) {
   // 512-byte rows: the TMA path prefetches each row's out chunk with its
   // load, and must neither prefetch nor reduce for a bad index, also inside
-  // a run of rows with one target.
+  // a run of rows with one target. (AUTO takes red for f32 rows this size.)
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
   ScatterShape s = shape();
@@ -137,7 +137,7 @@ TEST_P(IndexErrorTest, OutOfRangeRowsAreSkippedWhereOutIsPrefetched) {
   const BadIndex smallest{17, s.out_rows + 123457};
   host.index[17] = smallest.value;
   host.index[static_cast<size_t>(s.src_rows - 1)] = -3;
-  if (path() == SCATTERPTX_PATH_TMA || path() == SCATTERPTX_PATH_AUTO) {
+  if (path() == SCATTERPTX_PATH_TMA) {
     DeviceScatter probe(s, host);
     EXPECT_NE(describe_plan(probe.args(path(), check())).find("prefetch_out=1"), std::string::npos)
         << describe_plan(probe.args(path(), check()));

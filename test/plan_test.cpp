@@ -119,7 +119,7 @@ TEST(Plan, MoreThanTwoToThe31RowsAreSplitIntoLaunches) {
 }
 
 TEST(Plan, AutoTakesVectorRedUpToRowsOneCtaCovers) {
-  for (uint64_t cols : {4u, 8u, 16u, 32u, 64u, 512u}) {
+  for (uint64_t cols : {4u, 8u, 16u, 32u, 128u, 256u, 512u}) {
     const Plan plan = make_plan(contiguous(SCATTERPTX_F32, 4000000, 1000000, cols), h200());
     EXPECT_EQ(plan.path, SCATTERPTX_PATH_RED) << cols;
     EXPECT_EQ(plan.red.vector_bytes, 16u) << cols;
@@ -128,13 +128,11 @@ TEST(Plan, AutoTakesVectorRedUpToRowsOneCtaCovers) {
     EXPECT_EQ(make_plan(contiguous(dtype, 7770000, 1720000, 128), h200()).path, SCATTERPTX_PATH_RED);
     EXPECT_EQ(make_plan(contiguous(dtype, 2000000, 500000, 1024), h200()).path, SCATTERPTX_PATH_RED);
   }
-  // Rows of 512 bytes to 1 KB take TMA, whose out chunks are prefetched there.
-  for (scatterptx_dtype dtype : {SCATTERPTX_F32, SCATTERPTX_F16, SCATTERPTX_BF16}) {
-    for (uint64_t row_bytes : {512u, 768u, 1024u}) {
-      const Plan plan = make_plan(contiguous(dtype, 4000000, 1000000, row_bytes / scatterptx_dtype_size(dtype)), h200());
-      EXPECT_EQ(plan.path, SCATTERPTX_PATH_TMA) << row_bytes;
-      EXPECT_TRUE(plan.tma.prefetch_out) << row_bytes;
-    }
+  // f64 rows of 512 bytes to 1 KB take TMA with their out chunks prefetched.
+  for (uint64_t cols : {64u, 96u, 128u}) {
+    const Plan plan = make_plan(contiguous(SCATTERPTX_F64, 4000000, 1000000, cols), h200());
+    EXPECT_EQ(plan.path, SCATTERPTX_PATH_TMA) << cols;
+    EXPECT_TRUE(plan.tma.prefetch_out) << cols;
   }
   // Rows above 2 KB (the longest measured), and f64 rows above 128 bytes
   // (no vector red), take TMA.
@@ -216,7 +214,7 @@ TEST(Plan, ForcedTmaOnIneligibleInputIsRejected) {
 }
 
 TEST(Plan, AScheduleKeepsAutoOnTheTmaPath) {
-  Problem p = contiguous(SCATTERPTX_F32, 4000000, 1000000, 64);  // AUTO alone: red
+  Problem p = contiguous(SCATTERPTX_F32, 4000000, 1000000, 128);  // AUTO alone: red
   ASSERT_EQ(make_plan(p, h200()).path, SCATTERPTX_PATH_RED);
   p.has_schedule = true;
   p.schedule = scatterptx_schedule{1024, 3, 2, 5};
@@ -385,11 +383,9 @@ TEST(PlanPrivate, LayoutKeepsEveryRegionAlignedAndApart) {
 }
 
 TEST(PlanPrivate, ManyTargetsOrFewRowsPerTargetStayOnTheStreamingPaths) {
-  // 1 KB rows: the streaming path for them is TMA with out prefetched.
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 4000000, kPrivateMaxTargets + 1, 256), h200()).path,
-            SCATTERPTX_PATH_TMA);
-  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 3000, 100, 256), h200()).path, SCATTERPTX_PATH_TMA);
-  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 3000, 100, 64), h200()).path, SCATTERPTX_PATH_RED);
+            SCATTERPTX_PATH_RED);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 3000, 100, 256), h200()).path, SCATTERPTX_PATH_RED);
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 3000, 100, 256), h200()).path, SCATTERPTX_PATH_TMA);
   Problem forced = contiguous(SCATTERPTX_F32, 4000000, kPrivateMaxTargets + 1, 256);
   forced.path = SCATTERPTX_PATH_PRIVATE;
