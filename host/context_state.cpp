@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "errors.hpp"
 #include "kernel_images.hpp"
@@ -58,6 +59,33 @@ CUmodule load_variant(const DriverApi& api, std::size_t variant) {
                                     " " + ptx_log);
 }
 
+// What a state's creation has taken from the driver so far. If creation
+// fails part way, the destructor gives it all back, so that a failed first
+// call leaks nothing into the context and the next call starts over.
+class CreationResources {
+ public:
+  explicit CreationResources(const DriverApi& api) : api_(api) {}
+  CreationResources(const CreationResources&) = delete;
+  CreationResources& operator=(const CreationResources&) = delete;
+  ~CreationResources() {
+    if (kept_) return;
+    // Best effort: the error being reported is the one that stopped creation.
+    for (CUmodule module : modules_) (void)api_.cuModuleUnload(module);
+    if (records_ != 0) (void)api_.cuMemFree(records_);
+  }
+
+  void add_module(CUmodule module) { modules_.push_back(module); }
+  void set_records(CUdeviceptr records) { records_ = records; }
+  // Creation succeeded: the state keeps everything for the context's life.
+  void keep() { kept_ = true; }
+
+ private:
+  const DriverApi& api_;
+  std::vector<CUmodule> modules_;
+  CUdeviceptr records_ = 0;
+  bool kept_ = false;
+};
+
 std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext context) {
   auto state = std::make_unique<ContextState>();
   state->context = context;
@@ -69,8 +97,10 @@ std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext conte
          "the current device has compute capability " + std::to_string(state->limits.compute_capability / 10) +
              "." + std::to_string(state->limits.compute_capability % 10) + "; libscatterptx needs sm_90 or newer");
   }
+  CreationResources taken(api);
   for (std::size_t i = 0; i < kKernelVariantCount; ++i) {
     CUmodule module = load_variant(api, i);
+    taken.add_module(module);
     check_driver(api, "cuModuleGetFunction",
                  api.cuModuleGetFunction(&state->functions[i], module, kKernelVariants[i].entry));
     const KernelFamily family = kKernelVariants[i].family;
@@ -84,8 +114,10 @@ std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext conte
     }
   }
   check_driver(api, "cuMemAlloc", api.cuMemAlloc(&state->index_error_records, 8 * kIndexErrorSlots));
+  taken.set_records(state->index_error_records);
   // All ones = UINT64_MAX in every slot: no offending position seen.
   check_driver(api, "cuMemsetD8", api.cuMemsetD8(state->index_error_records, 0xFF, 8 * kIndexErrorSlots));
+  taken.keep();
   return state;
 }
 

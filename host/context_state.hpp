@@ -35,8 +35,9 @@ CUcontext require_current_context(const DriverApi& api);
 void require_stream_in_context(const DriverApi& api, const ContextState& state, CUstream stream);
 
 // The state of the current context, created (kernels loaded, records
-// allocated and cleared) on the first call in that context.
-// UNSUPPORTED_DEVICE below sm_90.
+// allocated and cleared) on the first call in that context. A creation that
+// fails unloads the modules and frees the memory it took, and the next call
+// tries again. UNSUPPORTED_DEVICE below sm_90.
 ContextState& current_context_state(const DriverApi& api);
 
 }  // namespace scatterptx::detail

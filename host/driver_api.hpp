@@ -59,6 +59,7 @@ namespace scatterptx::detail {
   X(cuMemsetD8)                           \
   X(cuMemsetD8Async)                      \
   X(cuModuleLoadDataEx)                   \
+  X(cuModuleUnload)                       \
   X(cuModuleGetFunction)                  \
   X(cuFuncSetAttribute)                   \
   X(cuFuncGetAttribute)                   \

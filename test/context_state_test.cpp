@@ -1,0 +1,160 @@
+// Host-only: creating a context's state against a scripted driver. A
+// creation that fails part way must give back every module and allocation
+// it took, and the next call must start over; one that succeeds is kept.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <set>
+
+#include "context_state.hpp"
+#include "errors.hpp"
+
+namespace {
+
+using scatterptx::detail::ContextState;
+using scatterptx::detail::current_context_state;
+using scatterptx::detail::DriverApi;
+using scatterptx::detail::Failure;
+using scatterptx::detail::kKernelVariantCount;
+
+// The scripted driver's state: which call fails, and what is held.
+struct ScriptedDriver {
+  unsigned long long context_id = 0;
+  int module_loads = 0;           // cuModuleLoadDataEx calls so far
+  int failing_module_load = -1;   // this call and every later one fail; -1: none
+  bool fail_memset = false;
+  std::set<uintptr_t> live_modules;
+  std::set<CUdeviceptr> live_allocations;
+  uintptr_t next_handle = 0x1000;
+};
+ScriptedDriver script;
+
+CUresult ctx_get_current(CUcontext* context) {
+  *context = reinterpret_cast<CUcontext>(uintptr_t{0xC0});
+  return CUDA_SUCCESS;
+}
+CUresult ctx_get_id(CUcontext, unsigned long long* id) {
+  *id = script.context_id;
+  return CUDA_SUCCESS;
+}
+CUresult ctx_get_device(CUdevice* device) {
+  *device = 0;
+  return CUDA_SUCCESS;
+}
+CUresult device_get_attribute(int* value, CUdevice_attribute attribute, CUdevice) {
+  switch (attribute) {
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *value = 9; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *value = 0; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = 132; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN: *value = 232448; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR: *value = 233472; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR: *value = 2048; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR: *value = 32; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X: *value = 2147483647; break;
+    case CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y: *value = 65535; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+  }
+  return CUDA_SUCCESS;
+}
+CUresult module_load(CUmodule* module, const void*, unsigned, CUjit_option*, void**) {
+  const int call = script.module_loads++;
+  if (script.failing_module_load >= 0 && call >= script.failing_module_load) return CUDA_ERROR_INVALID_IMAGE;
+  const uintptr_t handle = script.next_handle++;
+  script.live_modules.insert(handle);
+  *module = reinterpret_cast<CUmodule>(handle);
+  return CUDA_SUCCESS;
+}
+CUresult module_unload(CUmodule module) {
+  return script.live_modules.erase(reinterpret_cast<uintptr_t>(module)) == 1 ? CUDA_SUCCESS
+                                                                              : CUDA_ERROR_INVALID_HANDLE;
+}
+CUresult module_get_function(CUfunction* function, CUmodule module, const char*) {
+  *function = reinterpret_cast<CUfunction>(module);
+  return CUDA_SUCCESS;
+}
+CUresult func_set_attribute(CUfunction, CUfunction_attribute, int) { return CUDA_SUCCESS; }
+CUresult mem_alloc(CUdeviceptr* pointer, size_t) {
+  *pointer = static_cast<CUdeviceptr>(script.next_handle++) << 16;
+  script.live_allocations.insert(*pointer);
+  return CUDA_SUCCESS;
+}
+CUresult mem_free(CUdeviceptr pointer) {
+  return script.live_allocations.erase(pointer) == 1 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+CUresult memset_d8(CUdeviceptr, unsigned char, size_t) {
+  return script.fail_memset ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+}
+
+DriverApi scripted_api() {
+  DriverApi api;  // entry points left null are never reached by state creation
+  api.cuCtxGetCurrent = ctx_get_current;
+  api.cuCtxGetId = ctx_get_id;
+  api.cuCtxGetDevice = ctx_get_device;
+  api.cuDeviceGetAttribute = device_get_attribute;
+  api.cuModuleLoadDataEx = module_load;
+  api.cuModuleUnload = module_unload;
+  api.cuModuleGetFunction = module_get_function;
+  api.cuFuncSetAttribute = func_set_attribute;
+  api.cuMemAlloc = mem_alloc;
+  api.cuMemFree = mem_free;
+  api.cuMemsetD8 = memset_d8;
+  return api;
+}
+
+// A context id no other test has used: states are kept per id for the
+// life of the process.
+void start_script(unsigned long long context_id) {
+  script = ScriptedDriver{};
+  script.context_id = context_id;
+}
+
+scatterptx_status creation_status(const DriverApi& api) {
+  try {
+    current_context_state(api);
+  } catch (const Failure& failure) {
+    return failure.status();
+  }
+  return SCATTERPTX_SUCCESS;
+}
+
+TEST(ContextState, AModuleThatFailsToLoadLeavesNoModuleLoaded) {
+  const DriverApi api = scripted_api();
+  start_script(0x5C0001);
+  // A variant tries its PTX only when its cubin fails: calls 0-9 load the
+  // first ten variants, and the eleventh fails both ways (calls 10 and 11).
+  script.failing_module_load = 10;
+  ASSERT_GT(kKernelVariantCount, 11u);
+  EXPECT_EQ(creation_status(api), SCATTERPTX_ERROR_DRIVER);
+  EXPECT_EQ(script.module_loads, 12);
+  EXPECT_TRUE(script.live_modules.empty()) << script.live_modules.size() << " modules left loaded";
+  EXPECT_TRUE(script.live_allocations.empty());
+}
+
+TEST(ContextState, AFailureAfterTheAllocationFreesItAndTheModules) {
+  const DriverApi api = scripted_api();
+  start_script(0x5C0002);
+  script.fail_memset = true;
+  EXPECT_EQ(creation_status(api), SCATTERPTX_ERROR_DRIVER);
+  EXPECT_EQ(script.module_loads, static_cast<int>(kKernelVariantCount));
+  EXPECT_TRUE(script.live_modules.empty()) << script.live_modules.size() << " modules left loaded";
+  EXPECT_TRUE(script.live_allocations.empty()) << "the index-error records were not freed";
+}
+
+TEST(ContextState, AFailedCreationIsRetriedAndASuccessfulOneKept) {
+  const DriverApi api = scripted_api();
+  start_script(0x5C0003);
+  script.fail_memset = true;
+  ASSERT_EQ(creation_status(api), SCATTERPTX_ERROR_DRIVER);
+  script.fail_memset = false;
+  const ContextState& state = current_context_state(api);
+  EXPECT_EQ(script.live_modules.size(), kKernelVariantCount);
+  EXPECT_EQ(script.live_allocations.size(), 1u);
+  EXPECT_EQ(state.limits.compute_capability, 90u);
+  for (std::size_t i = 0; i < kKernelVariantCount; ++i) EXPECT_NE(state.functions[i], nullptr) << i;
+  // Kept: the next call in the same context loads nothing more.
+  const int loads = script.module_loads;
+  EXPECT_EQ(&current_context_state(api), &state);
+  EXPECT_EQ(script.module_loads, loads);
+}
+
+}  // namespace
