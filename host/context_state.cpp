@@ -59,12 +59,13 @@ CUmodule load_variant(const DriverApi& api, std::size_t variant) {
                                     " " + ptx_log);
 }
 
-// What a state's creation has taken from the driver so far. If creation
-// fails part way, the destructor gives it all back, so that a failed first
+// What a state's creation has taken from the driver so far. Unless the
+// state was stored, the destructor gives it all back, so that a failed first
 // call leaks nothing into the context and the next call starts over.
 class CreationResources {
  public:
-  explicit CreationResources(const DriverApi& api) : api_(api) {}
+  // Room for every module up front: recording one cannot then fail.
+  explicit CreationResources(const DriverApi& api) : api_(api) { modules_.reserve(kKernelVariantCount); }
   CreationResources(const CreationResources&) = delete;
   CreationResources& operator=(const CreationResources&) = delete;
   ~CreationResources() {
@@ -76,7 +77,7 @@ class CreationResources {
 
   void add_module(CUmodule module) { modules_.push_back(module); }
   void set_records(CUdeviceptr records) { records_ = records; }
-  // Creation succeeded: the state keeps everything for the context's life.
+  // The state is stored: it keeps everything for the context's life.
   void keep() { kept_ = true; }
 
  private:
@@ -86,7 +87,7 @@ class CreationResources {
   bool kept_ = false;
 };
 
-std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext context) {
+std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext context, CreationResources& taken) {
   auto state = std::make_unique<ContextState>();
   state->context = context;
   CUdevice device = 0;
@@ -97,7 +98,6 @@ std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext conte
          "the current device has compute capability " + std::to_string(state->limits.compute_capability / 10) +
              "." + std::to_string(state->limits.compute_capability % 10) + "; libscatterptx needs sm_90 or newer");
   }
-  CreationResources taken(api);
   for (std::size_t i = 0; i < kKernelVariantCount; ++i) {
     CUmodule module = load_variant(api, i);
     taken.add_module(module);
@@ -117,7 +117,6 @@ std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext conte
   taken.set_records(state->index_error_records);
   // All ones = UINT64_MAX in every slot: no offending position seen.
   check_driver(api, "cuMemsetD8", api.cuMemsetD8(state->index_error_records, 0xFF, 8 * kIndexErrorSlots));
-  taken.keep();
   return state;
 }
 
@@ -151,7 +150,11 @@ ContextState& current_context_state(const DriverApi& api) {
   check_driver(api, "cuCtxGetId", api.cuCtxGetId(context, &id));
   std::lock_guard<std::mutex> lock(mutex);
   auto found = states.find(id);
-  if (found == states.end()) found = states.emplace(id, create_state(api, context)).first;
+  if (found == states.end()) {
+    CreationResources taken(api);
+    found = states.emplace(id, create_state(api, context, taken)).first;
+    taken.keep();
+  }
   return *found->second;
 }
 

@@ -25,6 +25,7 @@ struct ScriptedDriver {
   bool fail_memset = false;
   std::set<uintptr_t> live_modules;
   std::set<CUdeviceptr> live_allocations;
+  int unknown_handles = 0;  // unloads and frees of what is not held: double releases
   uintptr_t next_handle = 0x1000;
 };
 ScriptedDriver script;
@@ -65,8 +66,9 @@ CUresult module_load(CUmodule* module, const void*, unsigned, CUjit_option*, voi
   return CUDA_SUCCESS;
 }
 CUresult module_unload(CUmodule module) {
-  return script.live_modules.erase(reinterpret_cast<uintptr_t>(module)) == 1 ? CUDA_SUCCESS
-                                                                              : CUDA_ERROR_INVALID_HANDLE;
+  if (script.live_modules.erase(reinterpret_cast<uintptr_t>(module)) == 1) return CUDA_SUCCESS;
+  ++script.unknown_handles;
+  return CUDA_ERROR_INVALID_HANDLE;
 }
 CUresult module_get_function(CUfunction* function, CUmodule module, const char*) {
   *function = reinterpret_cast<CUfunction>(module);
@@ -79,7 +81,9 @@ CUresult mem_alloc(CUdeviceptr* pointer, size_t) {
   return CUDA_SUCCESS;
 }
 CUresult mem_free(CUdeviceptr pointer) {
-  return script.live_allocations.erase(pointer) == 1 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+  if (script.live_allocations.erase(pointer) == 1) return CUDA_SUCCESS;
+  ++script.unknown_handles;
+  return CUDA_ERROR_INVALID_VALUE;
 }
 CUresult memset_d8(CUdeviceptr, unsigned char, size_t) {
   return script.fail_memset ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
@@ -101,11 +105,13 @@ DriverApi scripted_api() {
   return api;
 }
 
-// A context id no other test has used: states are kept per id for the
-// life of the process.
-void start_script(unsigned long long context_id) {
+// A fresh script on a context id no earlier test (or repetition) has used:
+// states are kept per id for the life of the process. Real context ids are
+// small sequential numbers.
+void start_script() {
+  static unsigned long long next_context_id = 0x5C0000;
   script = ScriptedDriver{};
-  script.context_id = context_id;
+  script.context_id = ++next_context_id;
 }
 
 scatterptx_status creation_status(const DriverApi& api) {
@@ -119,7 +125,7 @@ scatterptx_status creation_status(const DriverApi& api) {
 
 TEST(ContextState, AModuleThatFailsToLoadLeavesNoModuleLoaded) {
   const DriverApi api = scripted_api();
-  start_script(0x5C0001);
+  start_script();
   // A variant tries its PTX only when its cubin fails: calls 0-9 load the
   // first ten variants, and the eleventh fails both ways (calls 10 and 11).
   script.failing_module_load = 10;
@@ -128,23 +134,26 @@ TEST(ContextState, AModuleThatFailsToLoadLeavesNoModuleLoaded) {
   EXPECT_EQ(script.module_loads, 12);
   EXPECT_TRUE(script.live_modules.empty()) << script.live_modules.size() << " modules left loaded";
   EXPECT_TRUE(script.live_allocations.empty());
+  EXPECT_EQ(script.unknown_handles, 0) << "a module or allocation was released twice";
 }
 
 TEST(ContextState, AFailureAfterTheAllocationFreesItAndTheModules) {
   const DriverApi api = scripted_api();
-  start_script(0x5C0002);
+  start_script();
   script.fail_memset = true;
   EXPECT_EQ(creation_status(api), SCATTERPTX_ERROR_DRIVER);
   EXPECT_EQ(script.module_loads, static_cast<int>(kKernelVariantCount));
   EXPECT_TRUE(script.live_modules.empty()) << script.live_modules.size() << " modules left loaded";
   EXPECT_TRUE(script.live_allocations.empty()) << "the index-error records were not freed";
+  EXPECT_EQ(script.unknown_handles, 0) << "a module or allocation was released twice";
 }
 
 TEST(ContextState, AFailedCreationIsRetriedAndASuccessfulOneKept) {
   const DriverApi api = scripted_api();
-  start_script(0x5C0003);
+  start_script();
   script.fail_memset = true;
   ASSERT_EQ(creation_status(api), SCATTERPTX_ERROR_DRIVER);
+  EXPECT_EQ(script.unknown_handles, 0);
   script.fail_memset = false;
   const ContextState& state = current_context_state(api);
   EXPECT_EQ(script.live_modules.size(), kKernelVariantCount);

@@ -123,17 +123,20 @@ TEST_P(IndexErrorTest, OutOfRangeRowsAreSkipped) {
 }
 
 TEST_P(IndexErrorTest, OutOfRangeRowsAreSkippedWhereOutIsPrefetched) {
-  // 512-byte rows: the TMA path prefetches each row's out chunk with its
-  // load, and must neither prefetch nor reduce for a bad index, also inside
-  // a run of rows with one target. (AUTO takes red for f32 rows this size.)
+  // 512-byte rows: the TMA path prefetches each row's out chunk as it
+  // issues the row's load, skipping a bad index and a row whose target is
+  // the previous row's. 40000 rows give each of the H200's 4224 TMA workers
+  // about ten, so the runs of one target below cross worker boundaries and
+  // pass through the main loop's issues, with bad rows inside them. (AUTO
+  // takes red for f32 rows this size.)
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
   ScatterShape s = shape();
   s.cols = 128;
+  s.src_rows = 40000;
   HostScatter host = make_random_scatter(s, seed);
-  for (size_t i = 30; i < 40; ++i) host.index[i] = 5;
-  host.index[33] = -1;
-  host.index[34] = s.out_rows;
+  for (size_t i = 30; i < 400; ++i) host.index[i] = 5 + static_cast<int64_t>(i / 37);
+  for (size_t i : {33u, 34u, 95u, 96u, 97u, 250u}) host.index[i] = i % 2 == 0 ? -1 : s.out_rows;
   const BadIndex smallest{17, s.out_rows + 123457};
   host.index[17] = smallest.value;
   host.index[static_cast<size_t>(s.src_rows - 1)] = -3;
