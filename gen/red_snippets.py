@@ -65,36 +65,62 @@ def inflight_regs(dtype, vector_bytes, index):
     kind, count, _, _ = _lane_access(dtype, vector_bytes)
     rows = range(ROWS_IN_FLIGHT)
     regs = [f".reg {kind}   {', '.join(f'%y{u}_{i}' for u in rows for i in range(count))};",
-            f".reg .pred  {', '.join(f'%in{u}, %go{u}' for u in rows)};",
-            f".reg .b64   {', '.join(f'%tg{u}, %ra{u}' for u in rows)};"]
+            f".reg .pred  {', '.join(f'%in{u}, %go{u}, %nin{u}' for u in rows)};",
+            f".reg .b64   {', '.join(f'%tg{u}, %ra{u}, %ntg{u}, %na{u}' for u in rows)};"]
     if index.size == 4:
-        regs.append(f".reg .b32   {', '.join(f'%tgs{u}' for u in rows)};")
+        regs.append(f".reg .b32   {', '.join(f'%ntgs{u}' for u in rows)};")
     return "\n    ".join(regs)
 
 
+def _index_load(index, pred, row, u):
+    """Row `row`'s index into %ntg{u}; an int32 index stays in %ntgs{u} until
+    _index_widen, so that no instruction waits on the load before the reds."""
+    target = f"%ntg{u}" if index.size == 8 else f"%ntgs{u}"
+    return [f"mad.lo.u64          %addr, {row}, {index.size}, %index;",
+            f"@{pred} ld.global.nc.s{index.size * 8} {target}, [%addr];"]
+
+
+def _index_widen(index, u):
+    return [f"cvt.s64.s32         %ntg{u}, %ntgs{u};"] if index.size == 4 else []
+
+
+def inflight_preload(index):
+    """The first batch's rows and indices, before the loop; the loop's last
+    step (inflight_reds) makes them current."""
+    lines = []
+    for u in range(ROWS_IN_FLIGHT):
+        lines.append(f"add.u64             %na{u}, %na{u - 1}, %row_step;" if u else "mov.u64             %na0, %row;")
+        lines.append(f"setp.lt.u64         %nin{u}, %na{u}, %rows;")
+        lines += _index_load(index, f"%nin{u}", f"%na{u}", u)
+    for u in range(ROWS_IN_FLIGHT):
+        lines += _index_widen(index, u)
+        lines += [f"mov.u64             %tg{u}, %ntg{u};",
+                  f"mov.u64             %ra{u}, %na{u};",
+                  f"mov.pred            %in{u}, %nin{u};"]
+    return "\n    ".join(lines)
+
+
 def inflight_loads(dtype, vector_bytes, index):
-    """Row row + u * row_step for each u: its index and this lane's value."""
+    """This batch's values (its indices are loaded), then the next batch's
+    indices, which stay in flight behind this batch's reds."""
     _, count, load, _ = _lane_access(dtype, vector_bytes)
     lines = []
     for u in range(ROWS_IN_FLIGHT):
-        step = "%row" if u == 0 else f"%ra{u - 1}"
-        lines.append(f"add.u64             %ra{u}, {step}, %row_step;" if u else f"mov.u64             %ra0, %row;")
-        lines.append(f"setp.lt.u64         %in{u}, %ra{u}, %rows;")
-        lines.append(f"mad.lo.u64          %addr, %ra{u}, {index.size}, %index;")
-        if index.size == 8:
-            lines.append(f"@%in{u} ld.global.nc.s64 %tg{u}, [%addr];")
-        else:
-            lines.append(f"@%in{u} ld.global.nc.s32 %tgs{u}, [%addr];")
-            lines.append(f"cvt.s64.s32         %tg{u}, %tgs{u};")
         lines.append(f"and.pred            %go{u}, %in{u}, %lane_on;")
         lines.append(f"mad.lo.u64          %src_addr, %ra{u}, %src_stride, %src;")
         lines.append("add.u64             %src_addr, %src_addr, %lane_off;")
         lines.append(f"@%go{u} {load} {_regs(u, range(count))}, [%src_addr];")
+    for u in range(ROWS_IN_FLIGHT):
+        lines.append(f"mad.lo.u64          %na{u}, %row_step, {ROWS_IN_FLIGHT}, %ra{u};")
+        lines.append(f"setp.lt.u64         %nin{u}, %na{u}, %rows;")
+        lines += _index_load(index, f"%nin{u}", f"%na{u}", u)
     return "\n    ".join(lines)
 
 
-def inflight_reds(dtype, vector_bytes):
-    """Each row's range check, error record and reds, in row order."""
+def inflight_reds(dtype, vector_bytes, index):
+    """Each row's range check, error record and reds, in row order; then the
+    next batch made current, with its out lines prefetched into L2 by the
+    lanes that start a 128-byte line of their row (%prefetch_lane)."""
     _, _, _, reds = _lane_access(dtype, vector_bytes)
     lines = []
     for u in range(ROWS_IN_FLIGHT):
@@ -111,4 +137,16 @@ def inflight_reds(dtype, vector_bytes):
         for instruction, offset, indices in reds:
             where = f"[%out_addr+{offset}]" if offset else "[%out_addr]"
             lines.append(f"@%go{u} {instruction} {where}, {_regs(u, indices)};")
+    for u in range(ROWS_IN_FLIGHT):
+        lines += _index_widen(index, u)
+        lines += [f"// Next row {u}: its out line, unless the index is bad.",
+                  f"setp.lt.u64         %p, %ntg{u}, %out_rows;",
+                  f"and.pred            %p, %p, %nin{u};",
+                  "and.pred            %p, %p, %prefetch_lane;",
+                  f"mad.lo.u64          %out_addr, %ntg{u}, %out_stride, %out;",
+                  "add.u64             %out_addr, %out_addr, %lane_off;",
+                  "@%p prefetch.global.L2 [%out_addr];",
+                  f"mov.u64             %tg{u}, %ntg{u};",
+                  f"mov.u64             %ra{u}, %na{u};",
+                  f"mov.pred            %in{u}, %nin{u};"]
     return "\n    ".join(lines)

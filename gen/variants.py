@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import group_snippets as group
 import segment_snippets as segment
 from private_snippets import private_substitutions
-from red_snippets import (RED_VECTOR_BYTES, ROWS_IN_FLIGHT, inflight_loads, inflight_reds, inflight_regs,
+from red_snippets import (RED_VECTOR_BYTES, ROWS_IN_FLIGHT, inflight_preload, inflight_loads, inflight_reds, inflight_regs,
                           scalar_add, vector_add, vector_regs)
 
 
@@ -105,7 +105,7 @@ PRIVATE_PARAMS = ("CUtensorMap src_map, u64 out_ptr, u64 out_row_stride_bytes, u
                   "u64 error_record")
 RED_PARAMS = ("u64 out_ptr, u64 out_row_stride_bytes, u64 src_ptr, u64 src_row_stride_bytes, "
               "u64 index_ptr, u64 rows, u64 row_base, u64 out_rows, u64 cols, "
-              "u64 vectors_per_row, u32 lanes_per_row_log2, u64 error_record")
+              "u64 vectors_per_row, u32 lanes_per_row_log2, u64 error_record, u32 prefetch_out")
 
 
 GROUP_HISTOGRAM_PARAMS = ("u64 key_source, u64 count, u32 shift, u64 counts, u64 tiles, u64 out_rows, "
@@ -170,8 +170,9 @@ def variants():
                                         SCALAR_ADD=scalar_add(dtype),
                                         ROWS_IN_FLIGHT=str(ROWS_IN_FLIGHT),
                                         INFLIGHT_REGS=inflight_regs(dtype, vector_bytes, index),
+                                        INFLIGHT_PRELOAD=inflight_preload(index),
                                         INFLIGHT_LOADS=inflight_loads(dtype, vector_bytes, index),
-                                        INFLIGHT_REDS=inflight_reds(dtype, vector_bytes)),
+                                        INFLIGHT_REDS=inflight_reds(dtype, vector_bytes, index)),
                                    RED_PARAMS))
     return out + tma_gather_variants() + group_variants()
 

@@ -28,6 +28,7 @@ DeviceLimits read_device_limits(const DriverApi& api, CUdevice device) {
   limits.max_ctas_per_sm = device_attribute(api, device, CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR);
   limits.max_grid_x = static_cast<uint64_t>(device_attribute(api, device, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X));
   limits.max_grid_y = device_attribute(api, device, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
+  limits.l2_bytes = static_cast<uint64_t>(device_attribute(api, device, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE));
   return limits;
 }
 

@@ -115,6 +115,24 @@ uint32_t red_vector_bytes(const Problem& p) {
   return static_cast<uint32_t>(p.elem_bytes);
 }
 
+// Whether the red path's short-row loop prefetches the next batch's out lines
+// into L2 (ptx/row_red.ptx.in). Only out larger than L2 gains: its lines are
+// then mostly not in L2 when their reds arrive, and the prefetch overlaps that
+// miss with the batch before. An out that fits stays in L2 and the prefetches
+// are extra requests. On the H200 (60 MB of L2), uniform targets: 512-byte
+// f32 rows 3.401 -> 2.966 ms, 256-byte bf16 1.684 -> 1.496, 128-byte f32
+// 0.440 -> 0.395, 64-byte 0.248 -> 0.238, 1 KB f64 2.314 -> 1.927; sorted
+// targets, whose lines are mostly in L2 already, lose a little (512-byte f32
+// 2.004 -> 2.075, 1 KB 2.141 -> 2.159), and so do 32-byte rows into 32 MB of
+// out (0.1162 -> 0.1198) (bench/results/2026-12-03-h200-red-out-prefetch.md).
+bool red_prefetches_out(const Problem& p, const RedSchedule& s, const DeviceLimits& device) {
+  const uint64_t vector_elems = s.vector_bytes / p.elem_bytes;
+  const bool short_rows = s.grid_y == 1 && s.vectors_per_row <= (uint64_t{1} << s.lanes_per_row_log2) &&
+                          p.cols % vector_elems == 0;
+  // out_rows * row_bytes > l2_bytes, without the product's overflow.
+  return short_rows && p.row_bytes() != 0 && p.out_rows > device.l2_bytes / p.row_bytes();
+}
+
 void plan_red(const Problem& p, const DeviceLimits& device, Plan& plan) {
   plan.path = SCATTERPTX_PATH_RED;
   RedSchedule& s = plan.red;
@@ -140,6 +158,7 @@ void plan_red(const Problem& p, const DeviceLimits& device, Plan& plan) {
   }
   slice.grid_y = s.grid_y;
   plan.launches.push_back(slice);
+  s.prefetch_out = red_prefetches_out(p, s, device);
 }
 
 }  // namespace
@@ -247,7 +266,8 @@ std::string Plan::describe() const {
            field("shared_bytes", tma.shared_bytes) + field("prefetch_out", tma.prefetch_out ? 1 : 0);
   } else {
     out += field("vector_bytes", red.vector_bytes) + field("vectors_per_row", red.vectors_per_row) +
-           field("lanes_per_row", uint64_t{1} << red.lanes_per_row_log2);
+           field("lanes_per_row", uint64_t{1} << red.lanes_per_row_log2) +
+           field("prefetch_out", red.prefetch_out ? 1 : 0);
   }
   out += field("threads", threads_per_cta) + field("launches", launches.size()) + field("grid", launches[0].grid_x) +
          "x" + std::to_string(launches[0].grid_y);

@@ -20,6 +20,7 @@ struct DeviceLimits {
   uint32_t max_ctas_per_sm = 32;
   uint64_t max_grid_x = 2147483647;
   uint32_t max_grid_y = 65535;
+  uint64_t l2_bytes = 60ull << 20;
 };
 
 // Tensor-map coordinates are s32: one TMA launch covers fewer than 2^31 rows
@@ -53,6 +54,7 @@ struct RedSchedule {
   uint64_t vectors_per_row = 0;
   uint32_t lanes_per_row_log2 = 0;
   uint32_t grid_y = 1;               // CTAs across one row's vectors
+  bool prefetch_out = false;         // short rows prefetch the next batch's out lines into L2
 };
 
 struct PrivateSchedule {

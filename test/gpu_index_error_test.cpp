@@ -148,6 +148,30 @@ TEST_P(IndexErrorTest, OutOfRangeRowsAreSkippedWhereOutIsPrefetched) {
   run_expecting_report(s, host, smallest);
 }
 
+TEST_P(IndexErrorTest, OutOfRangeRowsAreSkippedWhereRedPrefetchesOut) {
+  // 64-byte rows into an out larger than L2: the red path prefetches the
+  // next batch's out lines, never those of a bad index. Bad rows sit in
+  // every slot of a four-row batch, and in the last, partial batch.
+  if (path() == SCATTERPTX_PATH_PRIVATE) GTEST_SKIP() << "more targets than the privatised path takes";
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  ScatterShape s = shape();
+  s.cols = 16;
+  s.out_rows = device_l2_bytes() / 64 + 4099;
+  s.src_rows = 40000;
+  HostScatter host = make_random_scatter(s, seed);
+  for (size_t i : {40u, 41u, 2090u, 5003u, 30001u}) host.index[i] = i % 2 == 0 ? -1 : s.out_rows;
+  const BadIndex smallest{29, std::numeric_limits<int32_t>::max()};
+  host.index[29] = smallest.value;
+  host.index[static_cast<size_t>(s.src_rows - 1)] = -5;
+  if (path() == SCATTERPTX_PATH_RED) {
+    DeviceScatter probe(s, host);
+    const std::string plan = describe_plan(probe.args(path(), check()));
+    EXPECT_NE(plan.find("prefetch_out=1"), std::string::npos) << plan;
+  }
+  run_expecting_report(s, host, smallest);
+}
+
 TEST_P(IndexErrorTest, NegativeIndicesAreSkipped) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));

@@ -144,6 +144,28 @@ TEST_P(ScatterAddTest, SortedTargetsInRuns) {
   }
 }
 
+TEST_P(ScatterAddTest, ShortRowsIntoOutLargerThanL2) {
+  // Out larger than L2: the red path's short-row loop prefetches the next
+  // batch's out lines, from the lanes that start a 128-byte line of their
+  // row: one per 64-byte row, four per 512-byte row. Sorted runs of one
+  // target first, then uniform targets.
+  for (int64_t row_bytes : {64, 512}) {
+    ScatterShape s = shape(/*out_rows=*/device_l2_bytes() / row_bytes + 4099, /*src_rows=*/60000,
+                           row_bytes / static_cast<int64_t>(element_bytes(dtype())));
+    const uint64_t seed = fresh_seed();
+    SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
+    HostScatter host = make_random_scatter(s, seed);
+    std::sort(host.index.begin(), host.index.begin() + 5000);
+    if (path() == SCATTERPTX_PATH_RED) {
+      DeviceScatter probe(s, host);
+      const std::string plan = describe_plan(probe.args(path(), SCATTERPTX_INDEX_RECORD));
+      EXPECT_NE(plan.find("prefetch_out=1"), std::string::npos) << plan;
+    }
+    run_with_index(s, host);
+    if (HasFatalFailure()) return;
+  }
+}
+
 TEST_P(ScatterAddTest, NoSourceRowsLeavesOutUnchanged) {
   run(shape(/*out_rows=*/40, /*src_rows=*/0, /*cols=*/64));
 }

@@ -207,6 +207,30 @@ TEST(Plan, TmaPrefetchesOutOnlyForOneChunkRowsOfHalfAKilobyteToOne) {
             std::string::npos);
 }
 
+TEST(Plan, RedPrefetchesOutOnlyForShortRowsIntoOutLargerThanL2) {
+  auto prefetches = [](Problem p) { return make_plan(forced(p, SCATTERPTX_PATH_RED), h200()).red.prefetch_out; };
+  const uint64_t l2 = h200().l2_bytes;
+  EXPECT_FALSE(prefetches(contiguous(SCATTERPTX_F32, 4000000, 1000000, 8)));   // 32 MB of out stays in L2
+  EXPECT_TRUE(prefetches(contiguous(SCATTERPTX_F32, 4000000, 1000000, 16)));   // 64 MB
+  EXPECT_FALSE(prefetches(contiguous(SCATTERPTX_F32, 4000000, l2 / 64, 16)));  // exactly L2
+  EXPECT_TRUE(prefetches(contiguous(SCATTERPTX_F32, 4000000, l2 / 64 + 1, 16)));
+  EXPECT_TRUE(prefetches(contiguous(SCATTERPTX_F32, 7770000, 1720000, 128)));
+  EXPECT_TRUE(prefetches(contiguous(SCATTERPTX_F32, 4000000, 30000000, 3)));   // 12-byte rows, scalar reds
+  EXPECT_TRUE(prefetches(contiguous(SCATTERPTX_BF16, 1000000, 1000000, 2048)));  // 4 KB: a vector per lane
+  // Rows the short-row loop does not take: more vectors than a CTA's lanes,
+  // a partial last vector, and few rows spread over CTAs along y.
+  EXPECT_FALSE(prefetches(contiguous(SCATTERPTX_F32, 1000000, 1000000, 2048)));
+  Problem partial = contiguous(SCATTERPTX_F32, 4000000, 3000000, 6);
+  partial.out_row_stride_bytes = partial.src_row_stride_bytes = 32;
+  ASSERT_EQ(make_plan(forced(partial, SCATTERPTX_PATH_RED), h200()).red.vector_bytes, 16u);
+  EXPECT_FALSE(prefetches(partial));
+  EXPECT_FALSE(prefetches(contiguous(SCATTERPTX_F32, 100, 100000, 640000)));
+  EXPECT_NE(make_plan(forced(contiguous(SCATTERPTX_F32, 10, 1000000, 16), SCATTERPTX_PATH_RED), h200())
+                .describe()
+                .find("prefetch_out=1"),
+            std::string::npos);
+}
+
 TEST(Plan, ForcedTmaOnIneligibleInputIsRejected) {
   Problem p = contiguous(SCATTERPTX_F32, 1000, 100, 3);
   p.path = SCATTERPTX_PATH_TMA;
