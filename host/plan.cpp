@@ -24,8 +24,9 @@ constexpr uint32_t kDefaultCtasPerSm = 8;
 // (bench/results/2026-12-02-h200-core.md).
 constexpr uint64_t kRedMaxRowBytes = 128;
 // Up to this many bytes per row AUTO keeps the red path for f32/f16/bf16
-// (tma_beats_red).
-constexpr uint64_t kRedMaxVectorRowBytes = 2048;
+// (tma_beats_red): 256 lanes of 16-byte vectors, one vector each, which is
+// the red path's short-row loop.
+constexpr uint64_t kRedMaxVectorRowBytes = 4096;
 // Rows of this many bytes (one chunk each) reduce faster when their out chunk
 // is prefetched into L2 with the src load: on the H200, uniform targets,
 // 512-byte f32 rows 3.503 -> 3.116 ms, 1 KB f32 3.535 -> 3.339, 1 KB f64
@@ -88,16 +89,15 @@ void plan_tma(const Problem& p, const DeviceLimits& device, Plan& plan) {
 }
 
 // Whether the TMA path is the faster streaming path for an input it can take.
-// With 16-byte vector reds (f32, f16, bf16) the red path ran as fast as TMA
-// or faster on every bench shape with rows of up to 2 KB, the longest
-// measured below the 640000-column rows (uniform bf16 D = 128: 1.669 against
-// 1.785 ms); TMA stays ahead for f64, which has no vector red (1.751 against
-// 2.284 ms), and for 640000-column rows (0.2255 against 0.2341 ms).
-// bench/results/2026-12-03-h200-streaming.md. Prefetching out moved TMA
-// ahead of red on uniform targets with 512-byte f32 rows (3.130 against
-// 3.366 ms) but not on sorted ones (2.257 against 1.990 ms), where the reds
-// of neighbouring rows meet in L2; the planner cannot tell the two apart,
-// so red stays (bench/results/2026-12-03-h200-seed-and-out-prefetch.md).
+// With 16-byte vector reds (f32, f16, bf16) and out prefetched by the
+// short-row loop, the red path ran as fast as TMA or faster on every shape
+// measured with rows of up to 4 KB, uniform and sorted targets alike:
+// 512-byte f32 rows 2.967 against 3.117 ms (uniform), 2.072 against 2.260
+// (sorted); 4 KB f32 rows 3.068 against 3.518 (uniform), 2.183 against 2.514
+// (sorted), 2.527 against 2.540 with out in L2. TMA stays ahead for 8 KB
+// rows (3.506 against 3.600), for 640000-column rows, and for f64, which has
+// no vector red (1 KB rows: 1.660 against 1.919)
+// (bench/results/2026-12-03-h200-red-out-prefetch.md).
 bool tma_beats_red(const Problem& p) {
   if (p.row_bytes() <= kRedMaxRowBytes) return false;
   if (p.dtype == SCATTERPTX_F64) return true;

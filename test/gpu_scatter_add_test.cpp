@@ -147,10 +147,12 @@ TEST_P(ScatterAddTest, SortedTargetsInRuns) {
 TEST_P(ScatterAddTest, ShortRowsIntoOutLargerThanL2) {
   // Out larger than L2: the red path's short-row loop prefetches the next
   // batch's out lines, from the lanes that start a 128-byte line of their
-  // row: one per 64-byte row, four per 512-byte row. Sorted runs of one
-  // target first, then uniform targets.
-  for (int64_t row_bytes : {64, 512}) {
-    ScatterShape s = shape(/*out_rows=*/device_l2_bytes() / row_bytes + 4099, /*src_rows=*/60000,
+  // row: one per 64-byte row, four per 512-byte row, 32 per 4 KB row (the
+  // longest the loop takes). Sorted runs of one target first, then uniform
+  // targets.
+  for (int64_t row_bytes : {64, 512, 4096}) {
+    ScatterShape s = shape(/*out_rows=*/device_l2_bytes() / row_bytes + 4099,
+                           /*src_rows=*/row_bytes < 4096 ? 60000 : 8000,
                            row_bytes / static_cast<int64_t>(element_bytes(dtype())));
     const uint64_t seed = fresh_seed();
     SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());

@@ -119,7 +119,7 @@ TEST(Plan, MoreThanTwoToThe31RowsAreSplitIntoLaunches) {
 }
 
 TEST(Plan, AutoTakesVectorRedUpToRowsOneCtaCovers) {
-  for (uint64_t cols : {4u, 8u, 16u, 32u, 128u, 256u, 512u}) {
+  for (uint64_t cols : {4u, 8u, 16u, 32u, 128u, 256u, 512u, 516u, 1024u}) {
     const Plan plan = make_plan(contiguous(SCATTERPTX_F32, 4000000, 1000000, cols), h200());
     EXPECT_EQ(plan.path, SCATTERPTX_PATH_RED) << cols;
     EXPECT_EQ(plan.red.vector_bytes, 16u) << cols;
@@ -127,6 +127,7 @@ TEST(Plan, AutoTakesVectorRedUpToRowsOneCtaCovers) {
   for (scatterptx_dtype dtype : {SCATTERPTX_F16, SCATTERPTX_BF16}) {
     EXPECT_EQ(make_plan(contiguous(dtype, 7770000, 1720000, 128), h200()).path, SCATTERPTX_PATH_RED);
     EXPECT_EQ(make_plan(contiguous(dtype, 2000000, 500000, 1024), h200()).path, SCATTERPTX_PATH_RED);
+    EXPECT_EQ(make_plan(contiguous(dtype, 1000000, 500000, 2048), h200()).path, SCATTERPTX_PATH_RED);
   }
   // f64 rows of 512 bytes to 1 KB take TMA with their out chunks prefetched.
   for (uint64_t cols : {64u, 96u, 128u}) {
@@ -134,9 +135,10 @@ TEST(Plan, AutoTakesVectorRedUpToRowsOneCtaCovers) {
     EXPECT_EQ(plan.path, SCATTERPTX_PATH_TMA) << cols;
     EXPECT_TRUE(plan.tma.prefetch_out) << cols;
   }
-  // Rows above 2 KB (the longest measured), and f64 rows above 128 bytes
-  // (no vector red), take TMA.
-  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 4000000, 1000000, 516), h200()).path, SCATTERPTX_PATH_TMA);
+  // Rows above 4 KB (more vectors than a CTA's lanes), and f64 rows above
+  // 128 bytes (no vector red), take TMA.
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 4000000, 1000000, 1028), h200()).path, SCATTERPTX_PATH_TMA);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_BF16, 4000000, 1000000, 2056), h200()).path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 100, 100, 640000), h200()).path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 2000000, 500000, 128), h200()).path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 2000000, 500000, 16), h200()).path, SCATTERPTX_PATH_RED);

@@ -63,12 +63,7 @@ typedef enum scatterptx_index_check {
 } scatterptx_index_check;
 
 /* Which kernel family runs. AUTO lets the planner choose; the others force a
- * path and fail with INVALID_ARGUMENT when the inputs are not eligible.
- * AUTO cannot see the order of the index: for f32/f16/bf16 rows of 512 bytes
- * to 1 KB it keeps RED, which is the faster path when rows with the same or
- * neighbouring targets come together (a sorted index). When the targets are
- * spread at random, TMA (which prefetches out into L2 for such rows) ran
- * 7-10% faster on an H200. */
+ * path and fail with INVALID_ARGUMENT when the inputs are not eligible. */
 typedef enum scatterptx_path {
   SCATTERPTX_PATH_AUTO = 0,
   SCATTERPTX_PATH_TMA = 1, /* tensor-map loads + cp.reduce.async.bulk; 16-byte rows */
