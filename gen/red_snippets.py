@@ -73,8 +73,8 @@ def inflight_regs(dtype, vector_bytes, index):
 
 
 def _index_load(index, pred, row, u):
-    """Row `row`'s index into %ntg{u}; an int32 index stays in %ntgs{u} until
-    _index_widen, so that no instruction waits on the load before the reds."""
+    """Row `row`'s index into %ntg{u}; an int32 index goes to %ntgs{u} and is
+    widened by _index_widen where the prefetch needs it."""
     target = f"%ntg{u}" if index.size == 8 else f"%ntgs{u}"
     return [f"mad.lo.u64          %addr, {row}, {index.size}, %index;",
             f"@{pred} ld.global.nc.s{index.size * 8} {target}, [%addr];"]
@@ -102,7 +102,7 @@ def inflight_preload(index):
 
 def inflight_loads(dtype, vector_bytes, index):
     """This batch's values (its indices are loaded), then the next batch's
-    indices, which stay in flight behind this batch's reds."""
+    indices, for the prefetch after this batch's reds."""
     _, count, load, _ = _lane_access(dtype, vector_bytes)
     lines = []
     for u in range(ROWS_IN_FLIGHT):
@@ -120,7 +120,7 @@ def inflight_loads(dtype, vector_bytes, index):
 def inflight_reds(dtype, vector_bytes, index):
     """Each row's range check, error record and reds, in row order; then the
     next batch made current, with its out lines prefetched into L2 by the
-    lanes that start a 128-byte line of their row (%prefetch_lane)."""
+    lanes at offsets 0, 128, ... of their row (%prefetch_lane)."""
     _, _, _, reds = _lane_access(dtype, vector_bytes)
     lines = []
     for u in range(ROWS_IN_FLIGHT):

@@ -164,10 +164,10 @@ size_t free_device_memory() {
   return free_bytes;
 }
 
-int64_t device_l2_bytes() {
-  int bytes = 0;
-  DRIVER_CALL(cuDeviceGetAttribute, &bytes, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE, gpu_device());
-  return bytes;
+int device_attribute(CUdevice_attribute attribute) {
+  int value = 0;
+  DRIVER_CALL(cuDeviceGetAttribute, &value, attribute, gpu_device());
+  return value;
 }
 
 }  // namespace scatterptx_test

@@ -106,7 +106,7 @@ void download(void* destination, CUdeviceptr source, size_t bytes);
 void fill_device_bytes(CUdeviceptr destination, unsigned char value, size_t bytes);
 void synchronize_gpu();
 size_t free_device_memory();
-// The current device's L2 cache, in bytes.
-int64_t device_l2_bytes();
+// An attribute of the current device.
+int device_attribute(CUdevice_attribute attribute);
 
 }  // namespace scatterptx_test

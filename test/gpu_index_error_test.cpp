@@ -150,24 +150,25 @@ TEST_P(IndexErrorTest, OutOfRangeRowsAreSkippedWhereOutIsPrefetched) {
 
 TEST_P(IndexErrorTest, OutOfRangeRowsAreSkippedWhereRedPrefetchesOut) {
   // 64-byte rows into an out larger than L2: the red path prefetches the
-  // next batch's out lines, never those of a bad index. Bad rows sit in
-  // every slot of a four-row batch, and in the last, partial batch.
+  // next batch's out lines, never those of a bad index. Group g of the grid
+  // takes rows g + k * step (red_prefetch_shape: two full batches of four
+  // and a partial one), so the bad rows below sit in each slot of its first
+  // batch, in its second batch, and in its last, partial one.
   if (path() == SCATTERPTX_PATH_PRIVATE) GTEST_SKIP() << "more targets than the privatised path takes";
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
-  ScatterShape s = shape();
-  s.cols = 16;
-  s.out_rows = device_l2_bytes() / 64 + 4099;
-  s.src_rows = 40000;
+  const ScatterShape s = red_prefetch_shape(SCATTERPTX_F32, index_type(), 64);
+  const int64_t step = red_row_step(64);
   HostScatter host = make_random_scatter(s, seed);
-  for (size_t i : {40u, 41u, 2090u, 5003u, 30001u}) host.index[i] = i % 2 == 0 ? -1 : s.out_rows;
+  const std::vector<int64_t> bad_rows = {40, 41, step + 5, 2 * step + 7, 3 * step + 9, 5 * step + 11,
+                                         8 * step + 13, s.src_rows - 1};
+  for (int64_t row : bad_rows) host.index[static_cast<size_t>(row)] = row % 2 == 0 ? -1 : s.out_rows;
   const BadIndex smallest{29, std::numeric_limits<int32_t>::max()};
   host.index[29] = smallest.value;
-  host.index[static_cast<size_t>(s.src_rows - 1)] = -5;
   if (path() == SCATTERPTX_PATH_RED) {
     DeviceScatter probe(s, host);
-    const std::string plan = describe_plan(probe.args(path(), check()));
-    EXPECT_NE(plan.find("prefetch_out=1"), std::string::npos) << plan;
+    check_short_row_batches(describe_plan(probe.args(path(), check())), s.src_rows);
+    if (HasFatalFailure()) return;
   }
   run_expecting_report(s, host, smallest);
 }

@@ -146,22 +146,21 @@ TEST_P(ScatterAddTest, SortedTargetsInRuns) {
 
 TEST_P(ScatterAddTest, ShortRowsIntoOutLargerThanL2) {
   // Out larger than L2: the red path's short-row loop prefetches the next
-  // batch's out lines, from the lanes that start a 128-byte line of their
-  // row: one per 64-byte row, four per 512-byte row, 32 per 4 KB row (the
-  // longest the loop takes). Sorted runs of one target first, then uniform
+  // batch's out lines, from the lanes at offsets 0, 128, ... of their row:
+  // one per 64-byte row, four per 512-byte row, 32 per 4 KB row (the longest
+  // the loop takes). Every group of lanes runs two full batches and a partial
+  // one (red_prefetch_shape). Sorted runs of one target first, then uniform
   // targets.
   for (int64_t row_bytes : {64, 512, 4096}) {
-    ScatterShape s = shape(/*out_rows=*/device_l2_bytes() / row_bytes + 4099,
-                           /*src_rows=*/row_bytes < 4096 ? 60000 : 8000,
-                           row_bytes / static_cast<int64_t>(element_bytes(dtype())));
+    const ScatterShape s = red_prefetch_shape(dtype(), index_type(), row_bytes);
     const uint64_t seed = fresh_seed();
     SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
     HostScatter host = make_random_scatter(s, seed);
     std::sort(host.index.begin(), host.index.begin() + 5000);
     if (path() == SCATTERPTX_PATH_RED) {
       DeviceScatter probe(s, host);
-      const std::string plan = describe_plan(probe.args(path(), SCATTERPTX_INDEX_RECORD));
-      EXPECT_NE(plan.find("prefetch_out=1"), std::string::npos) << plan;
+      check_short_row_batches(describe_plan(probe.args(path(), SCATTERPTX_INDEX_RECORD)), s.src_rows);
+      if (HasFatalFailure()) return;
     }
     run_with_index(s, host);
     if (HasFatalFailure()) return;

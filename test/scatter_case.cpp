@@ -138,6 +138,55 @@ std::string describe_plan(const scatterptx_scatter_add_args& args) {
   return buffer;
 }
 
+namespace {
+
+constexpr int64_t kRedThreadsPerCta = 256;
+constexpr int64_t kRowsPerBatch = 4;  // ROWS_IN_FLIGHT in gen/red_snippets.py
+
+int64_t lanes_per_row(int64_t row_bytes) {
+  int64_t lanes = 1;
+  while (lanes * 16 < row_bytes) lanes *= 2;
+  return lanes;
+}
+
+// The value of " key=" in a plan's text, or -1.
+int64_t plan_number(const std::string& plan, const std::string& key) {
+  const size_t at = plan.find(" " + key + "=");
+  if (at == std::string::npos) return -1;
+  return std::stoll(plan.substr(at + key.size() + 2));
+}
+
+}  // namespace
+
+int64_t red_row_step(int64_t row_bytes) {
+  const int64_t slots = int64_t{device_attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)} *
+                        (device_attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR) / kRedThreadsPerCta);
+  return 2 * slots * (kRedThreadsPerCta / lanes_per_row(row_bytes));
+}
+
+ScatterShape red_prefetch_shape(scatterptx_dtype dtype, scatterptx_index_type index_type, int64_t row_bytes) {
+  const int64_t row_step = red_row_step(row_bytes);
+  ScatterShape s;
+  s.dtype = dtype;
+  s.index_type = index_type;
+  s.cols = row_bytes / static_cast<int64_t>(element_bytes(dtype));
+  s.out_rows = device_attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE) / row_bytes + 4099;
+  // Group g takes rows g, g + step, ...: 9 or 10 rows each, the last batch partial.
+  s.src_rows = (2 * kRowsPerBatch + 1) * row_step + 3;
+  return s;
+}
+
+void check_short_row_batches(const std::string& plan, int64_t src_rows) {
+  EXPECT_EQ(plan_number(plan, "prefetch_out"), 1) << plan;
+  const int64_t lanes = plan_number(plan, "lanes_per_row");
+  const int64_t grid_x = plan_number(plan, "grid");
+  ASSERT_GT(lanes, 0) << plan;
+  ASSERT_GT(grid_x, 0) << plan;
+  const int64_t row_step = grid_x * (kRedThreadsPerCta / lanes);
+  EXPECT_GT(src_rows, 2 * kRowsPerBatch * row_step) << "every group should run two full batches: " << plan;
+  EXPECT_NE(src_rows % (kRowsPerBatch * row_step), 0) << "the last batch should be partial: " << plan;
+}
+
 void expect_scatter_result(const ScatterShape& shape, const HostScatter& host,
                            const DeviceScatter& device, int repeats) {
   const HostMatrix got = device.download_out();

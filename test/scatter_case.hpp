@@ -74,6 +74,21 @@ class DeviceScatter {
 // scatterptx_describe_plan's text for args, or "(describe_plan failed: ...)".
 std::string describe_plan(const scatterptx_scatter_add_args& args);
 
+// Shapes for the red path's short-row loop with out prefetched: 16-byte
+// aligned rows of row_bytes (at most 4 KB) into an out larger than the
+// device's L2, with enough source rows that every group of lanes runs two
+// full batches of four rows and then a partial one. The source-row count
+// assumes the planner's red grid (two CTAs of 256 threads per resident slot);
+// check_short_row_batches holds a red plan to it.
+ScatterShape red_prefetch_shape(scatterptx_dtype dtype, scatterptx_index_type index_type, int64_t row_bytes);
+
+// The rows between two rows of one group of lanes in such a shape's plan.
+int64_t red_row_step(int64_t row_bytes);
+
+// Fails unless plan (describe_plan's text of a red plan) prefetches out and
+// gives each group of lanes of its grid more than two batches of src_rows.
+void check_short_row_batches(const std::string& plan, int64_t src_rows);
+
 // Runs shape with fresh random inputs on the null stream and checks it:
 // a forced TMA path on ineligible input must be rejected with nothing
 // written; every other combination must match the reference, with AUTO on
