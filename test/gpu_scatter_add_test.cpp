@@ -149,14 +149,15 @@ TEST_P(ScatterAddTest, ShortRowsIntoOutLargerThanL2) {
   // batch's out lines, from the lanes at offsets 0, 128, ... of their row:
   // one per 64-byte row, four per 512-byte row, 32 per 4 KB row (the longest
   // the loop takes). Every group of lanes runs two full batches and a partial
-  // one (red_prefetch_shape). Sorted runs of one target first, then uniform
-  // targets.
+  // one (red_prefetch_shape). The first 20000 rows go in runs of 37 to one
+  // target, so that one target's rows are spread over groups, CTAs, batch
+  // slots and (for 4 KB rows) batches; uniform targets after them.
   for (int64_t row_bytes : {64, 512, 4096}) {
     const ScatterShape s = red_prefetch_shape(dtype(), index_type(), row_bytes);
     const uint64_t seed = fresh_seed();
     SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
     HostScatter host = make_random_scatter(s, seed);
-    std::sort(host.index.begin(), host.index.begin() + 5000);
+    for (int64_t i = 0; i < 20000; ++i) host.index[static_cast<size_t>(i)] = i / 37 * 11;
     if (path() == SCATTERPTX_PATH_RED) {
       DeviceScatter probe(s, host);
       check_short_row_batches(describe_plan(probe.args(path(), SCATTERPTX_INDEX_RECORD)), s.src_rows);
