@@ -149,8 +149,9 @@ TEST_P(IndexErrorTest, OutOfRangeRowsAreSkippedWhereOutIsPrefetched) {
 }
 
 TEST_P(IndexErrorTest, OutOfRangeRowsAreSkippedWhereRedPrefetchesOut) {
-  // 64-byte rows into an out larger than L2: the red path prefetches the
-  // next batch's out lines, never those of a bad index. Group g of the grid
+  // 64-byte rows into an out larger than L2, where the red path prefetches
+  // the next batch's out lines (its prefetch is predicated off for a bad
+  // index): bad rows are skipped and reported there too. Group g of the grid
   // takes rows g + k * step (red_prefetch_shape: two full batches of four
   // and a partial one), so the bad rows below sit in each slot of its first
   // batch, in its second batch, and in its last, partial one.
