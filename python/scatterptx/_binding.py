@@ -133,7 +133,9 @@ def prepare():
 
 
 def take_index_error():
-    """Smallest source position with an out-of-range index since the last call, or -1."""
+    """Synchronises the current CUDA context, then returns and clears the smallest
+    source position with an out-of-range index in a RECORD-mode call since the
+    last take, or -1."""
     position = ctypes.c_int64(-1)
     check(library().scatterptx_take_index_error(ctypes.byref(position)))
     return position.value
