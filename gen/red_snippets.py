@@ -84,6 +84,13 @@ def _index_widen(index, u):
     return [f"cvt.s64.s32         %ntg{u}, %ntgs{u};"] if index.size == 4 else []
 
 
+def _make_current(u):
+    """Row u of the next batch becomes row u of this one."""
+    return [f"mov.u64             %tg{u}, %ntg{u};",
+            f"mov.u64             %ra{u}, %na{u};",
+            f"mov.pred            %in{u}, %nin{u};"]
+
+
 def inflight_preload(index):
     """The first batch's rows and indices, before the loop; the loop's last
     step (inflight_reds) makes them current."""
@@ -93,10 +100,7 @@ def inflight_preload(index):
         lines.append(f"setp.lt.u64         %nin{u}, %na{u}, %rows;")
         lines += _index_load(index, f"%nin{u}", f"%na{u}", u)
     for u in range(ROWS_IN_FLIGHT):
-        lines += _index_widen(index, u)
-        lines += [f"mov.u64             %tg{u}, %ntg{u};",
-                  f"mov.u64             %ra{u}, %na{u};",
-                  f"mov.pred            %in{u}, %nin{u};"]
+        lines += _index_widen(index, u) + _make_current(u)
     return "\n    ".join(lines)
 
 
@@ -145,8 +149,6 @@ def inflight_reds(dtype, vector_bytes, index):
                   "and.pred            %p, %p, %prefetch_lane;",
                   f"mad.lo.u64          %out_addr, %ntg{u}, %out_stride, %out;",
                   "add.u64             %out_addr, %out_addr, %lane_off;",
-                  "@%p prefetch.global.L2 [%out_addr];",
-                  f"mov.u64             %tg{u}, %ntg{u};",
-                  f"mov.u64             %ra{u}, %na{u};",
-                  f"mov.pred            %in{u}, %nin{u};"]
+                  "@%p prefetch.global.L2 [%out_addr];"]
+        lines += _make_current(u)
     return "\n    ".join(lines)

@@ -124,6 +124,13 @@ scatterptx_status creation_status(const DriverApi& api) {
   return SCATTERPTX_SUCCESS;
 }
 
+// After a failed creation: nothing held, nothing released twice.
+void expect_everything_given_back() {
+  EXPECT_TRUE(script.live_modules.empty()) << script.live_modules.size() << " modules left loaded";
+  EXPECT_TRUE(script.live_allocations.empty()) << "the index-error records were not freed";
+  EXPECT_EQ(script.unknown_handles, 0) << "a module or allocation was released twice";
+}
+
 TEST(ContextState, AModuleThatFailsToLoadLeavesNoModuleLoaded) {
   const DriverApi api = scripted_api();
   start_script();
@@ -133,9 +140,7 @@ TEST(ContextState, AModuleThatFailsToLoadLeavesNoModuleLoaded) {
   ASSERT_GT(kKernelVariantCount, 11u);
   EXPECT_EQ(creation_status(api), SCATTERPTX_ERROR_DRIVER);
   EXPECT_EQ(script.module_loads, 12);
-  EXPECT_TRUE(script.live_modules.empty()) << script.live_modules.size() << " modules left loaded";
-  EXPECT_TRUE(script.live_allocations.empty());
-  EXPECT_EQ(script.unknown_handles, 0) << "a module or allocation was released twice";
+  expect_everything_given_back();
 }
 
 TEST(ContextState, AFailureAfterTheAllocationFreesItAndTheModules) {
@@ -144,9 +149,7 @@ TEST(ContextState, AFailureAfterTheAllocationFreesItAndTheModules) {
   script.fail_memset = true;
   EXPECT_EQ(creation_status(api), SCATTERPTX_ERROR_DRIVER);
   EXPECT_EQ(script.module_loads, static_cast<int>(kKernelVariantCount));
-  EXPECT_TRUE(script.live_modules.empty()) << script.live_modules.size() << " modules left loaded";
-  EXPECT_TRUE(script.live_allocations.empty()) << "the index-error records were not freed";
-  EXPECT_EQ(script.unknown_handles, 0) << "a module or allocation was released twice";
+  expect_everything_given_back();
 }
 
 TEST(ContextState, AFailedCreationIsRetriedAndASuccessfulOneKept) {

@@ -6,6 +6,8 @@
 #include <sstream>
 #include <vector>
 
+#include "plan.hpp"
+
 namespace scatterptx_test {
 
 std::string ScatterShape::describe() const {
@@ -140,7 +142,7 @@ std::string describe_plan(const scatterptx_scatter_add_args& args) {
 
 namespace {
 
-constexpr int64_t kRedThreadsPerCta = 256;
+constexpr int64_t kRedThreadsPerCta = scatterptx::detail::kRedThreadsPerCta;
 constexpr int64_t kRowsPerBatch = 4;  // ROWS_IN_FLIGHT in gen/red_snippets.py
 
 int64_t lanes_per_row(int64_t row_bytes) {
