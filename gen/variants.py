@@ -116,6 +116,7 @@ GROUP_SCATTER_PARAMS = ("u64 key_source, u64 value_source, u64 count, u32 shift,
 GROUP_SEGMENT_SUM_PARAMS = ("u64 out_ptr, u64 out_row_stride_bytes, u64 src_ptr, u64 src_row_stride_bytes, "
                             "u64 keys, u64 rows, u64 count, u32 sentinel, u64 cols, u64 tiles, "
                             "u64 partials, u64 partial_stride, u64 plan_error, u64 error_record")
+INDEX_RECORD_TAKE_PARAMS = "u64 record, u64 taken"
 GROUP_COMBINE_PARAMS = ("u64 out_ptr, u64 out_row_stride_bytes, u64 keys, u64 count, u32 sentinel, "
                         "u64 cols, u64 tiles, u64 partials, u64 level_sums, u64 partial_stride, u64 step")
 
@@ -174,7 +175,14 @@ def variants():
                                         INFLIGHT_LOADS=inflight_loads(dtype, vector_bytes, index),
                                         INFLIGHT_REDS=inflight_reds(dtype, vector_bytes, index)),
                                    RED_PARAMS))
-    return out + tma_gather_variants() + group_variants()
+    return out + tma_gather_variants() + group_variants() + [index_record_take_variant()]
+
+
+def index_record_take_variant():
+    """The read-and-clear of the RECORD-mode index-error record (no dtype:
+    f32 and the first index type stand in)."""
+    return Variant("index_record_take", "index_record_take", DTYPES[0], INDEX_TYPES[0], 0,
+                   "index_record_take.ptx.in", {"ENTRY": "index_record_take"}, INDEX_RECORD_TAKE_PARAMS)
 
 
 def tma_gather_variants():

@@ -14,8 +14,9 @@
 namespace scatterptx::detail {
 
 // Slots of the index-error record buffer: each a u64 holding the smallest
-// offending source position, UINT64_MAX when none.
-enum IndexErrorSlot : unsigned { kRecordModeSlot = 0, kCheckedModeSlot = 1, kIndexErrorSlots = 2 };
+// offending source position, UINT64_MAX when none. kTakenSlot receives what
+// a take read from the RECORD-mode slot (index_record_take).
+enum IndexErrorSlot : unsigned { kRecordModeSlot = 0, kCheckedModeSlot = 1, kTakenSlot = 2, kIndexErrorSlots = 3 };
 
 struct ContextState {
   CUcontext context = nullptr;
@@ -23,7 +24,7 @@ struct ContextState {
   CUfunction functions[kKernelVariantCount] = {};
   CUdeviceptr index_error_records = 0;  // kIndexErrorSlots u64 words
   std::mutex checked_mode_mutex;        // one CHECKED call at a time uses its slot
-  std::mutex record_take_mutex;         // one take (read, then clear) at a time
+  std::mutex record_take_mutex;         // one take at a time: takes share kTakenSlot
 
   CUdeviceptr index_error_slot(IndexErrorSlot slot) const { return index_error_records + 8 * slot; }
 };

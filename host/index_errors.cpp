@@ -45,13 +45,21 @@ void fail_index_out_of_range(const DriverApi& api, const Problem& p, uint64_t ba
 }
 
 int64_t take_recorded_index_error(const DriverApi& api, ContextState& state) {
-  // Two takes at once would both read the slot before either clears it.
   std::lock_guard<std::mutex> lock(state.record_take_mutex);
+  // Every launch enqueued before this call, on any stream, has recorded.
   check_driver(api, "cuCtxSynchronize", api.cuCtxSynchronize());
-  const CUdeviceptr slot = state.index_error_slot(kRecordModeSlot);
+  // Read and clear in one atomic exchange on the device (a host read, then a
+  // clear, would drop a record that another thread's launch adds between
+  // the two); the null stream orders the copy after it.
+  CUdeviceptr record = state.index_error_slot(kRecordModeSlot);
+  CUdeviceptr taken = state.index_error_slot(kTakenSlot);
+  void* params[] = {&record, &taken};
+  const CUfunction take = state.functions[find_variant(KernelFamily::index_record_take, SCATTERPTX_F32,
+                                                       SCATTERPTX_INDEX_INT32, 0)];
+  check_driver(api, "cuLaunchKernel", api.cuLaunchKernel(take, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr));
   uint64_t bad = kNoPosition;
-  check_driver(api, "cuMemcpyDtoH", api.cuMemcpyDtoH(&bad, slot, 8));
-  check_driver(api, "cuMemsetD8", api.cuMemsetD8(slot, 0xFF, 8));
+  check_driver(api, "cuMemcpyDtoHAsync", api.cuMemcpyDtoHAsync(&bad, taken, 8, nullptr));
+  check_driver(api, "cuStreamSynchronize", api.cuStreamSynchronize(nullptr));
   return bad == kNoPosition ? -1 : static_cast<int64_t>(bad);
 }
 

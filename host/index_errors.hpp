@@ -27,8 +27,9 @@ void launch_checked(const DriverApi& api, ContextState& state, const Problem& pr
 // back from a record): names it and its value in problem's index.
 [[noreturn]] void fail_index_out_of_range(const DriverApi& api, const Problem& problem, uint64_t position);
 
-// Synchronises the context and returns, then clears, the RECORD-mode slot:
-// the smallest offending position since the last call, or -1.
+// Synchronises the context, then takes the RECORD-mode slot (reads and
+// clears it in one atomic exchange on the device): the smallest offending
+// position since the last take, or -1.
 int64_t take_recorded_index_error(const DriverApi& api, ContextState& state);
 
 }  // namespace scatterptx::detail

@@ -51,6 +51,8 @@ TEST(KernelManifest, EveryVariantIsAssembledForSm90WithItsPtx) {
       EXPECT_NE(ptx.find("cp.reduce.async.bulk.global.shared::cta.bulk_group.add"), std::string::npos);
     } else if (variant.family == KernelFamily::row_red) {
       EXPECT_NE(ptx.find("red.global.add"), std::string::npos);
+    } else if (variant.family == KernelFamily::index_record_take) {
+      EXPECT_NE(ptx.find("atom.global.exch.b64"), std::string::npos);
     } else if (variant.family == KernelFamily::group_histogram_index ||
                variant.family == KernelFamily::group_histogram_keys ||
                variant.family == KernelFamily::group_scatter_index ||

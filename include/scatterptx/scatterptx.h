@@ -119,10 +119,9 @@ scatterptx_status scatterptx_prepare(void);
 /* Synchronises the current context, then reads and clears its index-error
  * record: *position receives the smallest source position whose index was
  * outside [0, out_rows) in any RECORD-mode launch since the last call, or -1
- * when there was none. The read and the clear are two steps: a launch that
- * another thread enqueues while this call runs may have its record cleared
- * unread, so take the record when no other thread is launching into the
- * context (or use CHECKED mode for those calls). */
+ * when there was none. The read and the clear are one atomic exchange on the
+ * device: a launch that another thread runs meanwhile keeps its record for
+ * this call or the next, never losing it. */
 scatterptx_status scatterptx_take_index_error(int64_t* position);
 
 /* Describes the plan scatter_add would run for args on the current device,
