@@ -74,10 +74,12 @@ class CreationResources {
     // Best effort: the error being reported is the one that stopped creation.
     for (CUmodule module : modules_) (void)api_.cuModuleUnload(module);
     if (records_ != 0) (void)api_.cuMemFree(records_);
+    if (take_stream_ != nullptr) (void)api_.cuStreamDestroy(take_stream_);
   }
 
   void add_module(CUmodule module) { modules_.push_back(module); }
   void set_records(CUdeviceptr records) { records_ = records; }
+  void set_take_stream(CUstream stream) { take_stream_ = stream; }
   // The state is stored: it keeps everything for the context's life.
   void keep() { kept_ = true; }
 
@@ -85,6 +87,7 @@ class CreationResources {
   const DriverApi& api_;
   std::vector<CUmodule> modules_;
   CUdeviceptr records_ = 0;
+  CUstream take_stream_ = nullptr;
   bool kept_ = false;
 };
 
@@ -118,6 +121,10 @@ std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext conte
   taken.set_records(state->index_error_records);
   // All ones = UINT64_MAX in every slot: no offending position seen.
   check_driver(api, "cuMemsetD8", api.cuMemsetD8(state->index_error_records, 0xFF, 8 * kIndexErrorSlots));
+  // A stream of its own for the take: the legacy stream would also wait for,
+  // and hold up, other threads' work on blocking streams.
+  check_driver(api, "cuStreamCreate", api.cuStreamCreate(&state->take_stream, CU_STREAM_NON_BLOCKING));
+  taken.set_take_stream(state->take_stream);
   return state;
 }
 

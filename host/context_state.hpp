@@ -23,6 +23,7 @@ struct ContextState {
   DeviceLimits limits;
   CUfunction functions[kKernelVariantCount] = {};
   CUdeviceptr index_error_records = 0;  // kIndexErrorSlots u64 words
+  CUstream take_stream = nullptr;       // non-blocking: a take orders its own work only
   std::mutex checked_mode_mutex;        // one CHECKED call at a time uses its slot
   std::mutex record_take_mutex;         // one take at a time: takes share kTakenSlot
 

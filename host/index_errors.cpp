@@ -50,16 +50,17 @@ int64_t take_recorded_index_error(const DriverApi& api, ContextState& state) {
   check_driver(api, "cuCtxSynchronize", api.cuCtxSynchronize());
   // Read and clear in one atomic exchange on the device (a host read, then a
   // clear, would drop a record that another thread's launch adds between
-  // the two); the null stream orders the copy after it.
+  // the two), then copy what it read, on the state's own stream.
   CUdeviceptr record = state.index_error_slot(kRecordModeSlot);
   CUdeviceptr taken = state.index_error_slot(kTakenSlot);
   void* params[] = {&record, &taken};
   const CUfunction take = state.functions[find_variant(KernelFamily::index_record_take, SCATTERPTX_F32,
                                                        SCATTERPTX_INDEX_INT32, 0)];
-  check_driver(api, "cuLaunchKernel", api.cuLaunchKernel(take, 1, 1, 1, 1, 1, 1, 0, nullptr, params, nullptr));
+  const CUstream stream = state.take_stream;
+  check_driver(api, "cuLaunchKernel", api.cuLaunchKernel(take, 1, 1, 1, 1, 1, 1, 0, stream, params, nullptr));
   uint64_t bad = kNoPosition;
-  check_driver(api, "cuMemcpyDtoHAsync", api.cuMemcpyDtoHAsync(&bad, taken, 8, nullptr));
-  check_driver(api, "cuStreamSynchronize", api.cuStreamSynchronize(nullptr));
+  check_driver(api, "cuMemcpyDtoHAsync", api.cuMemcpyDtoHAsync(&bad, taken, 8, stream));
+  check_driver(api, "cuStreamSynchronize", api.cuStreamSynchronize(stream));
   return bad == kNoPosition ? -1 : static_cast<int64_t>(bad);
 }
 

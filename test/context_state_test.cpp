@@ -1,6 +1,7 @@
 // Host-only: creating a context's state against a scripted driver. A
-// creation that fails part way must give back every module and allocation
-// it took, and the next call must start over; one that succeeds is kept.
+// creation that fails part way must give back every module, allocation and
+// stream it took, and the next call must start over; one that succeeds is
+// kept.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -23,9 +24,11 @@ struct ScriptedDriver {
   int module_loads = 0;           // cuModuleLoadDataEx calls so far
   int failing_module_load = -1;   // this call and every later one fail; -1: none
   bool fail_memset = false;
+  bool fail_stream_create = false;
   std::set<uintptr_t> live_modules;
   std::set<CUdeviceptr> live_allocations;
-  int unknown_handles = 0;  // unloads and frees of what is not held: double releases
+  std::set<uintptr_t> live_streams;
+  int unknown_handles = 0;  // unloads, frees and destroys of what is not held: double releases
   uintptr_t next_handle = 0x1000;
 };
 ScriptedDriver script;
@@ -90,6 +93,20 @@ CUresult memset_d8(CUdeviceptr, unsigned char, size_t) {
   return script.fail_memset ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
 }
 
+CUresult stream_create(CUstream* stream, unsigned int flags) {
+  if (script.fail_stream_create) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (flags != CU_STREAM_NON_BLOCKING) return CUDA_ERROR_INVALID_VALUE;
+  const uintptr_t handle = script.next_handle++;
+  script.live_streams.insert(handle);
+  *stream = reinterpret_cast<CUstream>(handle);
+  return CUDA_SUCCESS;
+}
+CUresult stream_destroy(CUstream stream) {
+  if (script.live_streams.erase(reinterpret_cast<uintptr_t>(stream)) == 1) return CUDA_SUCCESS;
+  ++script.unknown_handles;
+  return CUDA_ERROR_INVALID_HANDLE;
+}
+
 DriverApi scripted_api() {
   DriverApi api;  // entry points left null are never reached by state creation
   api.cuCtxGetCurrent = ctx_get_current;
@@ -103,6 +120,8 @@ DriverApi scripted_api() {
   api.cuMemAlloc = mem_alloc;
   api.cuMemFree = mem_free;
   api.cuMemsetD8 = memset_d8;
+  api.cuStreamCreate = stream_create;
+  api.cuStreamDestroy = stream_destroy;
   return api;
 }
 
@@ -152,6 +171,17 @@ TEST(ContextState, AFailureAfterTheAllocationFreesItAndTheModules) {
   expect_everything_given_back();
 }
 
+TEST(ContextState, AFailureToCreateTheTakeStreamGivesBackEverything) {
+  const DriverApi api = scripted_api();
+  start_script();
+  script.fail_stream_create = true;
+  EXPECT_EQ(creation_status(api), SCATTERPTX_ERROR_DRIVER);
+  EXPECT_TRUE(script.live_modules.empty()) << script.live_modules.size() << " modules left loaded";
+  EXPECT_TRUE(script.live_allocations.empty()) << "the index-error records were not freed";
+  EXPECT_TRUE(script.live_streams.empty());
+  EXPECT_EQ(script.unknown_handles, 0) << "a module, allocation or stream was released twice";
+}
+
 TEST(ContextState, AFailedCreationIsRetriedAndASuccessfulOneKept) {
   const DriverApi api = scripted_api();
   start_script();
@@ -162,6 +192,8 @@ TEST(ContextState, AFailedCreationIsRetriedAndASuccessfulOneKept) {
   const ContextState& state = current_context_state(api);
   EXPECT_EQ(script.live_modules.size(), kKernelVariantCount);
   EXPECT_EQ(script.live_allocations.size(), 1u);
+  EXPECT_EQ(script.live_streams.size(), 1u);
+  EXPECT_NE(state.take_stream, nullptr);
   EXPECT_EQ(state.limits.compute_capability, 90u);
   for (std::size_t i = 0; i < kKernelVariantCount; ++i) EXPECT_NE(state.functions[i], nullptr) << i;
   // Kept: the next call in the same context loads nothing more.

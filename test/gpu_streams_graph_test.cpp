@@ -1,10 +1,17 @@
 // Stream ordering and CUDA graphs: concurrent launches on two streams, a
-// captured scatter_add replayed twice, and the context rules (no current
-// context, CHECKED mode under capture, a stream of another context).
+// captured scatter_add replayed twice, takes of the index-error record while
+// another thread launches, and the context rules (no current context,
+// CHECKED mode under capture, a stream of another context).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <limits>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "gpu_harness.hpp"
 #include "reference.hpp"
@@ -49,6 +56,56 @@ TEST(StreamsAndGraphs, TwoStreamsAtOnce) {
   second_stream.synchronize();
   expect_scatter_result(first_shape, first, first_device, kLaunches);
   expect_scatter_result(second_shape, second, second_device, kLaunches);
+}
+
+TEST(StreamsAndGraphs, TakesWhileAnotherThreadLaunchesLoseNoRecord) {
+  // One thread launches RECORD-mode scatters on its stream, each with one bad
+  // row, earlier in each launch than in the one before, so that the last
+  // launch's is the smallest position; this thread takes the record
+  // meanwhile. Some take, at the latest the one after the launches, must
+  // report the last launch's position. A take that read the record and then
+  // cleared it in a second step would lose it whenever that launch's record
+  // landed between the two.
+  SCATTERPTX_REQUIRE_GPU();
+  int64_t position = 0;
+  ASSERT_EQ(scatterptx_take_index_error(&position), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  constexpr int kLaunches = 8;
+  constexpr int kRounds = 50;
+  const ScatterShape s = make_shape(SCATTERPTX_F32, 64, 4096, 16);
+  std::vector<std::unique_ptr<DeviceScatter>> devices;
+  std::vector<scatterptx_scatter_add_args> args;
+  for (int k = 0; k < kLaunches; ++k) {
+    HostScatter host = make_random_scatter(s, derive_seed(seed, static_cast<uint64_t>(k)));
+    host.index[static_cast<size_t>(100 * (kLaunches - k))] = -1;
+    devices.push_back(std::make_unique<DeviceScatter>(s, host));
+    args.push_back(devices.back()->args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD));
+  }
+  Stream stream;
+  for (int round = 0; round < kRounds; ++round) {
+    std::atomic<bool> launched{false};
+    std::vector<scatterptx_status> statuses(kLaunches, SCATTERPTX_SUCCESS);
+    bool launcher_ready = false;
+    std::thread launcher([&] {
+      launcher_ready = make_gpu_current().state == GpuStatus::State::kReady;
+      for (int k = 0; launcher_ready && k < kLaunches; ++k) statuses[k] = scatterptx_scatter_add(&args[k], stream.get());
+      launched = true;
+    });
+    int64_t smallest = std::numeric_limits<int64_t>::max();
+    scatterptx_status take = SCATTERPTX_SUCCESS;
+    while (!launched && take == SCATTERPTX_SUCCESS) {
+      take = scatterptx_take_index_error(&position);
+      if (position >= 0) smallest = std::min(smallest, position);
+    }
+    launcher.join();
+    ASSERT_EQ(take, SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+    ASSERT_TRUE(launcher_ready);
+    for (int k = 0; k < kLaunches; ++k) ASSERT_EQ(statuses[k], SCATTERPTX_SUCCESS) << k;
+    ASSERT_EQ(scatterptx_take_index_error(&position), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+    if (position >= 0) smallest = std::min(smallest, position);
+    ASSERT_EQ(smallest, 100) << "round " << round << ": the last launch's bad row was not reported";
+  }
 }
 
 class GraphCaptureTest : public ::testing::TestWithParam<scatterptx_path> {

@@ -1,8 +1,10 @@
 // Host-only: taking the RECORD-mode index-error record against a scripted
 // driver. The read and the clear must be one device-side exchange (the
-// index_record_take kernel) ordered after a context synchronisation, with its
-// result copied back on the same stream; a host read followed by a host
-// clear would drop a record that another thread's launch adds in between.
+// index_record_take kernel, launched with the record and the taken slot)
+// ordered after a context synchronisation, with its result copied back on
+// the state's own stream; a host read followed by a host clear would drop a
+// record that another thread's launch adds in between. The scripted launch
+// does the exchange itself: what the kernel does is a GPU test's question.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -39,6 +41,7 @@ struct ScriptedDriver {
   unsigned block[3] = {};
   CUdeviceptr launch_record = 0;
   CUdeviceptr launch_taken = 0;
+  std::vector<CUstream> streams;  // of the launch, the copy and the synchronisation, in order
 };
 ScriptedDriver script;
 
@@ -47,8 +50,9 @@ CUresult ctx_synchronize() {
   return CUDA_SUCCESS;
 }
 CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                       unsigned, CUstream, void** params, void**) {
+                       unsigned, CUstream stream, void** params, void**) {
   script.calls.push_back("cuLaunchKernel");
+  script.streams.push_back(stream);
   if (script.launch_result != CUDA_SUCCESS) return script.launch_result;
   script.launched = f;
   script.grid[0] = gx, script.grid[1] = gy, script.grid[2] = gz;
@@ -60,14 +64,16 @@ CUresult launch_kernel(CUfunction f, unsigned gx, unsigned gy, unsigned gz, unsi
   script.record = UINT64_MAX;
   return CUDA_SUCCESS;
 }
-CUresult copy_to_host_async(void* destination, CUdeviceptr source, size_t bytes, CUstream) {
+CUresult copy_to_host_async(void* destination, CUdeviceptr source, size_t bytes, CUstream stream) {
   script.calls.push_back("cuMemcpyDtoHAsync");
+  script.streams.push_back(stream);
   if (source != kRecords + 8 * kTakenSlot || bytes != 8) return CUDA_ERROR_INVALID_VALUE;
   std::memcpy(destination, &script.taken, 8);
   return CUDA_SUCCESS;
 }
-CUresult stream_synchronize(CUstream) {
+CUresult stream_synchronize(CUstream stream) {
   script.calls.push_back("cuStreamSynchronize");
+  script.streams.push_back(stream);
   return CUDA_SUCCESS;
 }
 // The two-step take this replaces: any use of them is a failure below.
@@ -103,6 +109,7 @@ struct FakeState {
       state.functions[i] = reinterpret_cast<CUfunction>(uintptr_t{0x100} + i);
     }
     state.index_error_records = kRecords;
+    state.take_stream = reinterpret_cast<CUstream>(uintptr_t{0x5EA});
   }
 };
 
@@ -123,6 +130,9 @@ TEST_F(IndexRecordTakeTest, ExchangesTheRecordOnTheDeviceAfterSynchronising) {
     EXPECT_EQ(script.grid[axis], 1u) << axis;
     EXPECT_EQ(script.block[axis], 1u) << axis;
   }
+  // All on the state's own stream: the copy is ordered after the exchange,
+  // and no other thread's stream waits for them.
+  EXPECT_EQ(script.streams, std::vector<CUstream>(3, fake.state.take_stream));
   EXPECT_EQ(script.launch_record, kRecords + 8 * kRecordModeSlot);
   EXPECT_EQ(script.launch_taken, kRecords + 8 * kTakenSlot);
   EXPECT_EQ(script.record, UINT64_MAX) << "the record must be left cleared";

@@ -120,8 +120,10 @@ scatterptx_status scatterptx_prepare(void);
  * record: *position receives the smallest source position whose index was
  * outside [0, out_rows) in any RECORD-mode launch since the last call, or -1
  * when there was none. The read and the clear are one atomic exchange on the
- * device: a launch that another thread runs meanwhile keeps its record for
- * this call or the next, never losing it. */
+ * device, so no record is lost: the bad rows of a launch that another thread
+ * runs meanwhile are reported by this call or the next (split between the
+ * two when the launch is running at the exchange). Not while a stream of
+ * this context is being captured: the context synchronisation would fail. */
 scatterptx_status scatterptx_take_index_error(int64_t* position);
 
 /* Describes the plan scatter_add would run for args on the current device,
