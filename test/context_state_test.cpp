@@ -147,7 +147,8 @@ scatterptx_status creation_status(const DriverApi& api) {
 void expect_everything_given_back() {
   EXPECT_TRUE(script.live_modules.empty()) << script.live_modules.size() << " modules left loaded";
   EXPECT_TRUE(script.live_allocations.empty()) << "the index-error records were not freed";
-  EXPECT_EQ(script.unknown_handles, 0) << "a module or allocation was released twice";
+  EXPECT_TRUE(script.live_streams.empty()) << "the take stream was not destroyed";
+  EXPECT_EQ(script.unknown_handles, 0) << "a module, allocation or stream was released twice";
 }
 
 TEST(ContextState, AModuleThatFailsToLoadLeavesNoModuleLoaded) {
@@ -176,10 +177,7 @@ TEST(ContextState, AFailureToCreateTheTakeStreamGivesBackEverything) {
   start_script();
   script.fail_stream_create = true;
   EXPECT_EQ(creation_status(api), SCATTERPTX_ERROR_DRIVER);
-  EXPECT_TRUE(script.live_modules.empty()) << script.live_modules.size() << " modules left loaded";
-  EXPECT_TRUE(script.live_allocations.empty()) << "the index-error records were not freed";
-  EXPECT_TRUE(script.live_streams.empty());
-  EXPECT_EQ(script.unknown_handles, 0) << "a module, allocation or stream was released twice";
+  expect_everything_given_back();
 }
 
 TEST(ContextState, AFailedCreationIsRetriedAndASuccessfulOneKept) {
