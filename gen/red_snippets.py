@@ -40,10 +40,24 @@ def vector_regs(dtype):
 ROWS_IN_FLIGHT = 4
 
 
+def _hinted(instruction, family):
+    """instruction with .L2::cache_hint after its family (ld.global.nc or
+    red.global.add): the short-row loop passes an L2 eviction policy."""
+    assert instruction.startswith(family), instruction
+    return family + ".L2::cache_hint" + instruction[len(family):]
+
+
 def _lane_access(dtype, vector_bytes):
     """(register prefix and type, registers per access, load, reds) of one
-    lane's access of vector_bytes; the reds as (instruction, byte offset,
-    register indices)."""
+    lane's access of vector_bytes, in the short-row loop's hinted forms (the
+    load takes %stream_policy, the reds %out_policy); the reds as
+    (instruction, byte offset, register indices)."""
+    kind, count, load, reds = _plain_lane_access(dtype, vector_bytes)
+    return (kind, count, _hinted(load, "ld.global.nc"),
+            [(_hinted(red, "red.global.add"), offset, indices) for red, offset, indices in reds])
+
+
+def _plain_lane_access(dtype, vector_bytes):
     if vector_bytes == dtype.size:
         return dtype.value_reg, 1, dtype.scalar_load, [(dtype.scalar_red, 0, [0])]
     if dtype.name == "f64":  # no vector red: two scalar reds behind one 16-byte load
@@ -77,7 +91,7 @@ def _index_load(index, pred, row, u):
     widened by _index_widen where the prefetch needs it."""
     target = f"%ntg{u}" if index.size == 8 else f"%ntgs{u}"
     return [f"mad.lo.u64          %addr, {row}, {index.size}, %index;",
-            f"@{pred} ld.global.nc.s{index.size * 8} {target}, [%addr];"]
+            f"@{pred} ld.global.nc.L2::cache_hint.s{index.size * 8} {target}, [%addr], %stream_policy;"]
 
 
 def _index_widen(index, u):
@@ -113,7 +127,7 @@ def inflight_loads(dtype, vector_bytes, index):
         lines.append(f"and.pred            %go{u}, %in{u}, %lane_on;")
         lines.append(f"mad.lo.u64          %src_addr, %ra{u}, %src_stride, %src;")
         lines.append("add.u64             %src_addr, %src_addr, %lane_off;")
-        lines.append(f"@%go{u} {load} {_regs(u, range(count))}, [%src_addr];")
+        lines.append(f"@%go{u} {load} {_regs(u, range(count))}, [%src_addr], %stream_policy;")
     for u in range(ROWS_IN_FLIGHT):
         lines.append(f"mad.lo.u64          %na{u}, %row_step, {ROWS_IN_FLIGHT}, %ra{u};")
         lines.append(f"setp.lt.u64         %nin{u}, %na{u}, %rows;")
@@ -140,7 +154,7 @@ def inflight_reds(dtype, vector_bytes, index):
                   "add.u64             %out_addr, %out_addr, %lane_off;"]
         for instruction, offset, indices in reds:
             where = f"[%out_addr+{offset}]" if offset else "[%out_addr]"
-            lines.append(f"@%go{u} {instruction} {where}, {_regs(u, indices)};")
+            lines.append(f"@%go{u} {instruction} {where}, {_regs(u, indices)}, %out_policy;")
     for u in range(ROWS_IN_FLIGHT):
         lines += _index_widen(index, u)
         lines += [f"// Next row {u}: its out line, unless the index is bad.",

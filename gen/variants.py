@@ -105,7 +105,8 @@ PRIVATE_PARAMS = ("CUtensorMap src_map, u64 out_ptr, u64 out_row_stride_bytes, u
                   "u64 error_record")
 RED_PARAMS = ("u64 out_ptr, u64 out_row_stride_bytes, u64 src_ptr, u64 src_row_stride_bytes, "
               "u64 index_ptr, u64 rows, u64 row_base, u64 out_rows, u64 cols, "
-              "u64 vectors_per_row, u32 lanes_per_row_log2, u64 error_record, u32 prefetch_out")
+              "u64 vectors_per_row, u32 lanes_per_row_log2, u64 error_record, u32 prefetch_out, "
+              "f32 out_keep_fraction")
 
 
 GROUP_HISTOGRAM_PARAMS = ("u64 key_source, u64 count, u32 shift, u64 counts, u64 tiles, u64 out_rows, "

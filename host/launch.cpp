@@ -92,9 +92,10 @@ void launch_red(const DriverApi& api, CUfunction function, const Problem& p, con
     uint32_t lanes_log2 = s.lanes_per_row_log2;
     uint64_t record = error_record;
     uint32_t prefetch_out = s.prefetch_out ? 1 : 0;
+    float out_keep_fraction = static_cast<float>(s.out_keep_percent) / 100.0f;
     void* params[] = {&a.out_ptr,  &a.out_stride, &a.src_ptr, &a.src_stride,    &a.index_ptr, &a.rows,
                       &a.row_base, &out_rows,     &cols,      &vectors_per_row, &lanes_log2,  &record,
-                      &prefetch_out};
+                      &prefetch_out, &out_keep_fraction};
     launch(api, function, slice, plan.threads_per_cta, 0, stream, params);
   }
 }

@@ -115,22 +115,43 @@ uint32_t red_vector_bytes(const Problem& p) {
   return static_cast<uint32_t>(p.elem_bytes);
 }
 
-// Whether the red path's short-row loop prefetches the next batch's out lines
-// into L2 (ptx/row_red.ptx.in). Only out larger than L2 gains: its lines are
-// then mostly not in L2 when their reds arrive, and the prefetch overlaps that
-// miss with the batch before. An out that fits stays in L2 and the prefetches
-// are extra requests. On the H200 (60 MB of L2), uniform targets: 512-byte
-// f32 rows 3.401 -> 2.966 ms, 256-byte bf16 1.684 -> 1.496, 128-byte f32
-// 0.440 -> 0.395, 64-byte 0.248 -> 0.238, 1 KB f64 2.314 -> 1.927; sorted
-// targets, whose lines are mostly in L2 already, lose a little (512-byte f32
-// 2.004 -> 2.075, 1 KB 2.141 -> 2.159), and so do 32-byte rows into 32 MB of
-// out (0.1162 -> 0.1198) (bench/results/2026-12-03-h200-red-out-prefetch.md).
-bool red_prefetches_out(const Problem& p, const RedSchedule& s, const DeviceLimits& device) {
+// Whether the red path takes its short-row loop (ptx/row_red.ptx.in): at
+// most one vector per lane, no partial vector, one CTA across the row.
+bool red_takes_short_row_loop(const Problem& p, const RedSchedule& s) {
   const uint64_t vector_elems = s.vector_bytes / p.elem_bytes;
-  const bool short_rows = s.grid_y == 1 && s.vectors_per_row <= (uint64_t{1} << s.lanes_per_row_log2) &&
-                          p.cols % vector_elems == 0;
+  return s.grid_y == 1 && s.vectors_per_row <= (uint64_t{1} << s.lanes_per_row_log2) && p.cols % vector_elems == 0;
+}
+
+// Whether the short-row loop prefetches the next batch's out lines into L2.
+// Only out larger than L2 gains: its lines are then mostly not in L2 when
+// their reds arrive, and the prefetch overlaps that miss with the batch
+// before. An out that fits stays in L2 and the prefetches are extra
+// requests. On the H200 (60 MB of L2), uniform targets: 512-byte f32 rows
+// 3.401 -> 2.966 ms, 256-byte bf16 1.684 -> 1.496, 128-byte f32 0.440 ->
+// 0.395, 64-byte 0.248 -> 0.238, 1 KB f64 2.314 -> 1.927; sorted targets,
+// whose lines are mostly in L2 already, lose a little (512-byte f32 2.004 ->
+// 2.075, 1 KB 2.141 -> 2.159), and so do 32-byte rows into 32 MB of out
+// (0.1162 -> 0.1198) (bench/results/2026-12-03-h200-red-out-prefetch.md).
+bool red_prefetches_out(const Problem& p, const RedSchedule& s, const DeviceLimits& device) {
   // out_rows * row_bytes > l2_bytes, without the product's overflow.
-  return short_rows && p.row_bytes() != 0 && p.out_rows > device.l2_bytes / p.row_bytes();
+  return red_takes_short_row_loop(p, s) && p.row_bytes() != 0 && p.out_rows > device.l2_bytes / p.row_bytes();
+}
+
+// Share of out's lines (percent) that the short-row loop's reds mark
+// evict_last in L2; its source and index loads are always evict_first. With
+// out up to about 3 times L2, a quarter of its lines kept is worth a second
+// pass through L2 instead of DRAM (H200, uniform targets, f32 rows, ms for
+// kept 0 / 25% / 100%: 32 MB of out 0.1578 / 0.1514 / 0.1536, 64 MB
+// 0.2305 / 0.2070 / 0.2093, 128 MB of 128-byte rows 0.3931 / 0.3726 /
+// 0.3752, 192 MB 0.3005 / 0.2965 / 0.2974). Larger outs lose with any share
+// kept (256 MB: 0.7350, 0.7428 with 12.5%; 512 MB and 880 MB lose 3%), so
+// the cut is between 3 and 4 times L2; sorted targets do not move
+// (bench/results/2026-12-03-h200-red-l2-policy.md).
+uint32_t red_out_keep_percent(const Problem& p, const RedSchedule& s, const DeviceLimits& device) {
+  constexpr uint32_t kKeptPercent = 25;
+  // out_rows * row_bytes <= 3.5 * l2_bytes, without the product's overflow.
+  const bool out_fits = p.row_bytes() == 0 || p.out_rows <= device.l2_bytes / 2 * 7 / p.row_bytes();
+  return red_takes_short_row_loop(p, s) && out_fits ? kKeptPercent : 0;
 }
 
 void plan_red(const Problem& p, const DeviceLimits& device, Plan& plan) {
@@ -159,6 +180,7 @@ void plan_red(const Problem& p, const DeviceLimits& device, Plan& plan) {
   slice.grid_y = s.grid_y;
   plan.launches.push_back(slice);
   s.prefetch_out = red_prefetches_out(p, s, device);
+  s.out_keep_percent = red_out_keep_percent(p, s, device);
 }
 
 }  // namespace
@@ -267,7 +289,7 @@ std::string Plan::describe() const {
   } else {
     out += field("vector_bytes", red.vector_bytes) + field("vectors_per_row", red.vectors_per_row) +
            field("lanes_per_row", uint64_t{1} << red.lanes_per_row_log2) +
-           field("prefetch_out", red.prefetch_out ? 1 : 0);
+           field("prefetch_out", red.prefetch_out ? 1 : 0) + field("out_keep_percent", red.out_keep_percent);
   }
   out += field("threads", threads_per_cta) + field("launches", launches.size()) + field("grid", launches[0].grid_x) +
          "x" + std::to_string(launches[0].grid_y);

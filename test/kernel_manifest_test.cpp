@@ -51,6 +51,11 @@ TEST(KernelManifest, EveryVariantIsAssembledForSm90WithItsPtx) {
       EXPECT_NE(ptx.find("cp.reduce.async.bulk.global.shared::cta.bulk_group.add"), std::string::npos);
     } else if (variant.family == KernelFamily::row_red) {
       EXPECT_NE(ptx.find("red.global.add"), std::string::npos);
+      // The short-row loop's L2 priorities: loads go first, out's share kept last.
+      EXPECT_NE(ptx.find("ld.global.nc.L2::cache_hint"), std::string::npos);
+      EXPECT_NE(ptx.find("red.global.add.L2::cache_hint"), std::string::npos);
+      EXPECT_NE(ptx.find("createpolicy.fractional.L2::evict_last.L2::evict_unchanged.b64 %out_policy, %keep"),
+                std::string::npos);
     } else if (variant.family == KernelFamily::index_record_take) {
       EXPECT_NE(ptx.find("atom.global.exch.b64"), std::string::npos);
     } else if (variant.family == KernelFamily::group_histogram_index ||

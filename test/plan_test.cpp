@@ -233,6 +233,28 @@ TEST(Plan, RedPrefetchesOutOnlyForShortRowsIntoOutLargerThanL2) {
             std::string::npos);
 }
 
+TEST(Plan, RedShortRowsKeepAQuarterOfOutInL2WhenOutIsAtMostThreeAndAHalfTimesL2) {
+  auto kept = [](Problem p) { return make_plan(forced(p, SCATTERPTX_PATH_RED), h200()).red.out_keep_percent; };
+  const uint64_t l2 = h200().l2_bytes;
+  EXPECT_EQ(kept(contiguous(SCATTERPTX_F32, 4000000, 1000000, 8)), 25u);    // 32 MB of out
+  EXPECT_EQ(kept(contiguous(SCATTERPTX_F32, 4000000, 1000000, 16)), 25u);   // 64 MB
+  EXPECT_EQ(kept(contiguous(SCATTERPTX_F32, 4000000, 3000000, 16)), 25u);   // 192 MB
+  EXPECT_EQ(kept(contiguous(SCATTERPTX_F32, 4000000, l2 / 2 * 7 / 64, 16)), 25u);  // 3.5 x L2
+  EXPECT_EQ(kept(contiguous(SCATTERPTX_F32, 4000000, l2 / 2 * 7 / 64 + 1, 16)), 0u);
+  EXPECT_EQ(kept(contiguous(SCATTERPTX_F32, 4000000, 1000000, 64)), 0u);    // 256 MB
+  EXPECT_EQ(kept(contiguous(SCATTERPTX_F32, 7770000, 1720000, 128)), 0u);   // 880 MB
+  EXPECT_EQ(kept(contiguous(SCATTERPTX_F64, 4000000, 1000000, 3)), 25u);    // 24-byte rows, scalar reds
+  // Rows the short-row loop does not take keep nothing, however small out is.
+  EXPECT_EQ(kept(contiguous(SCATTERPTX_F32, 1000, 1000, 2048)), 0u);
+  Problem partial = contiguous(SCATTERPTX_F32, 4000, 3000, 6);
+  partial.out_row_stride_bytes = partial.src_row_stride_bytes = 32;
+  EXPECT_EQ(kept(partial), 0u);
+  EXPECT_EQ(kept(contiguous(SCATTERPTX_F32, 100, 100, 640000)), 0u);
+  const std::string text =
+      make_plan(forced(contiguous(SCATTERPTX_F32, 10, 1000, 16), SCATTERPTX_PATH_RED), h200()).describe();
+  EXPECT_NE(text.find("out_keep_percent=25"), std::string::npos) << text;
+}
+
 TEST(Plan, ForcedTmaOnIneligibleInputIsRejected) {
   Problem p = contiguous(SCATTERPTX_F32, 1000, 100, 3);
   p.path = SCATTERPTX_PATH_TMA;
