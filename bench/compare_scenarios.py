@@ -70,10 +70,12 @@ def default_scenarios(quick=False):
         _make("few_targets", m4, 100, 256, "f32"),
         _make("uniform", m4, t4, 128, "f16"),
     ]
-    for dtype in ("f32", "bf16"):
-        for nbytes in (8, 16, 32, 64, 128):
-            cols = nbytes // DTYPE_BYTES[dtype]
-            suite.append(_make("uniform", m4, t4, cols, dtype, f"small_rows-{nbytes}B-d{cols}-{dtype}"))
+    small_rows = [(dtype, nbytes) for dtype in ("f32", "bf16") for nbytes in (8, 16, 32, 64, 128)]
+    # f16 and f64 over the 32-128 byte rows that the small-row targets name
+    small_rows += [(dtype, nbytes) for dtype in ("f16", "f64") for nbytes in (32, 64, 128)]
+    for dtype, nbytes in small_rows:
+        cols = nbytes // DTYPE_BYTES[dtype]
+        suite.append(_make("uniform", m4, t4, cols, dtype, f"small_rows-{nbytes}B-d{cols}-{dtype}"))
     suite.append(_make("few_idx", 100, 100, 640000, "f32"))
     if quick:
         suite = [_shrink_for_quick(s) for s in suite]

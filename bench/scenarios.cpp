@@ -128,13 +128,18 @@ std::vector<Scenario> default_scenarios(bool quick) {
       // uniform 4M -> 1M: one index for f16 and all small-row cases.
       make(K::uniform, m4, t4, 128, SCATTERPTX_F16),
   };
+  auto small_rows = [&](scatterptx_dtype dtype, int64_t bytes) {
+    const int64_t cols = bytes / static_cast<int64_t>(dtype_bytes(dtype));
+    suite.push_back(make(K::uniform, m4, t4, cols, dtype,
+                         "small_rows-" + std::to_string(bytes) + "B-d" + std::to_string(cols) + "-" +
+                             scatterptx_dtype_name(dtype)));
+  };
   for (scatterptx_dtype dtype : {SCATTERPTX_F32, SCATTERPTX_BF16}) {
-    for (int64_t bytes : {8, 16, 32, 64, 128}) {
-      const int64_t cols = bytes / static_cast<int64_t>(dtype_bytes(dtype));
-      suite.push_back(make(K::uniform, m4, t4, cols, dtype,
-                           "small_rows-" + std::to_string(bytes) + "B-d" + std::to_string(cols) +
-                               "-" + scatterptx_dtype_name(dtype)));
-    }
+    for (int64_t bytes : {8, 16, 32, 64, 128}) small_rows(dtype, bytes);
+  }
+  // f16 and f64 over the 32-128 byte rows that the small-row targets name.
+  for (scatterptx_dtype dtype : {SCATTERPTX_F16, SCATTERPTX_F64}) {
+    for (int64_t bytes : {32, 64, 128}) small_rows(dtype, bytes);
   }
   suite.push_back(make(K::few_idx, 100, 100, 640000, SCATTERPTX_F32));
   if (quick) {
