@@ -42,9 +42,11 @@ ROWS_IN_FLIGHT = 4
 
 def _hinted(instruction, family):
     """instruction with .L2::cache_hint after its family (ld.global.nc or
-    red.global.add): the short-row loop passes an L2 eviction policy."""
+    red.global.add) and .noftz, where the ISA's grammar puts it: the
+    short-row loop passes an L2 eviction policy."""
     assert instruction.startswith(family), instruction
-    return family + ".L2::cache_hint" + instruction[len(family):]
+    head = family + ".noftz" if instruction.startswith(family + ".noftz") else family
+    return head + ".L2::cache_hint" + instruction[len(head):]
 
 
 def _lane_access(dtype, vector_bytes):

@@ -137,15 +137,16 @@ bool red_prefetches_out(const Problem& p, const RedSchedule& s, const DeviceLimi
   return red_takes_short_row_loop(p, s) && p.row_bytes() != 0 && p.out_rows > device.l2_bytes / p.row_bytes();
 }
 
-// Share of out's lines (percent) that the short-row loop's reds mark
-// evict_last in L2; its source and index loads are always evict_first. With
-// out up to about 3 times L2, a quarter of its lines kept is worth a second
-// pass through L2 instead of DRAM (H200, uniform targets, f32 rows, ms for
-// kept 0 / 25% / 100%: 32 MB of out 0.1578 / 0.1514 / 0.1536, 64 MB
+// The chance (percent) that one of the short-row loop's reds marks its out
+// line evict_last in L2 (createpolicy.fractional: a per-access chance, so a
+// line hit k times is kept with chance 1 - 0.75^k at 25%); the loop's source
+// and index loads are always evict_first. Up to 3.05 times L2, 25% is the
+// best or tied for best share measured (H200, uniform targets, f32 rows, ms
+// for 0 / 25% / 100%: 32 MB of out 0.1578 / 0.1514 / 0.1536, 64 MB
 // 0.2305 / 0.2070 / 0.2093, 128 MB of 128-byte rows 0.3931 / 0.3726 /
-// 0.3752, 192 MB 0.3005 / 0.2965 / 0.2974). Larger outs lose with any share
-// kept (256 MB: 0.7350, 0.7428 with 12.5%; 512 MB and 880 MB lose 3%), so
-// the cut is between 3 and 4 times L2; sorted targets do not move
+// 0.3752, 192 MB 0.3005 / 0.2965 / 0.2974). From 4.07 times L2 any share
+// loses (256 MB: 0.7350, 0.7428 with 12.5%; 512 MB +3%, 880 MB +5%), so the
+// cut sits between the two, at 3.5 times L2, not measured in between
 // (bench/results/2026-12-03-h200-red-l2-policy.md).
 uint32_t red_out_keep_percent(const Problem& p, const RedSchedule& s, const DeviceLimits& device) {
   constexpr uint32_t kKeptPercent = 25;

@@ -55,7 +55,7 @@ struct RedSchedule {
   uint32_t lanes_per_row_log2 = 0;
   uint32_t grid_y = 1;               // CTAs across one row's vectors
   bool prefetch_out = false;         // short rows prefetch the next batch's out lines into L2
-  uint32_t out_keep_percent = 0;     // short rows: share of out's lines the reds mark evict_last in L2
+  uint32_t out_keep_percent = 0;     // short rows: chance (%) that a red marks its out line evict_last in L2
 };
 
 struct PrivateSchedule {
