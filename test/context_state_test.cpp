@@ -61,6 +61,14 @@ CUresult device_get_attribute(int* value, CUdevice_attribute attribute, CUdevice
   }
   return CUDA_SUCCESS;
 }
+// Gives back a held handle; one not held is a double release, counted.
+template <typename Handle>
+CUresult release(std::set<Handle>& live, Handle handle, CUresult not_held) {
+  if (live.erase(handle) == 1) return CUDA_SUCCESS;
+  ++script.unknown_handles;
+  return not_held;
+}
+
 CUresult module_load(CUmodule* module, const void*, unsigned, CUjit_option*, void**) {
   const int call = script.module_loads++;
   if (script.failing_module_load >= 0 && call >= script.failing_module_load) return CUDA_ERROR_INVALID_IMAGE;
@@ -70,9 +78,7 @@ CUresult module_load(CUmodule* module, const void*, unsigned, CUjit_option*, voi
   return CUDA_SUCCESS;
 }
 CUresult module_unload(CUmodule module) {
-  if (script.live_modules.erase(reinterpret_cast<uintptr_t>(module)) == 1) return CUDA_SUCCESS;
-  ++script.unknown_handles;
-  return CUDA_ERROR_INVALID_HANDLE;
+  return release(script.live_modules, reinterpret_cast<uintptr_t>(module), CUDA_ERROR_INVALID_HANDLE);
 }
 CUresult module_get_function(CUfunction* function, CUmodule module, const char*) {
   *function = reinterpret_cast<CUfunction>(module);
@@ -85,9 +91,7 @@ CUresult mem_alloc(CUdeviceptr* pointer, size_t) {
   return CUDA_SUCCESS;
 }
 CUresult mem_free(CUdeviceptr pointer) {
-  if (script.live_allocations.erase(pointer) == 1) return CUDA_SUCCESS;
-  ++script.unknown_handles;
-  return CUDA_ERROR_INVALID_VALUE;
+  return release(script.live_allocations, pointer, CUDA_ERROR_INVALID_VALUE);
 }
 CUresult memset_d8(CUdeviceptr, unsigned char, size_t) {
   return script.fail_memset ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
@@ -102,9 +106,7 @@ CUresult stream_create(CUstream* stream, unsigned int flags) {
   return CUDA_SUCCESS;
 }
 CUresult stream_destroy(CUstream stream) {
-  if (script.live_streams.erase(reinterpret_cast<uintptr_t>(stream)) == 1) return CUDA_SUCCESS;
-  ++script.unknown_handles;
-  return CUDA_ERROR_INVALID_HANDLE;
+  return release(script.live_streams, reinterpret_cast<uintptr_t>(stream), CUDA_ERROR_INVALID_HANDLE);
 }
 
 DriverApi scripted_api() {
