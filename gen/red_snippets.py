@@ -168,3 +168,24 @@ def inflight_reds(dtype, vector_bytes, index):
                   "@%p prefetch.global.L2 [%out_addr];"]
         lines += _make_current(u)
     return "\n    ".join(lines)
+
+
+def row_vector_batch(dtype, vector_bytes):
+    """The row loop's batch of ROWS_IN_FLIGHT whole vectors of one row, at
+    %off + u * %v_step_bytes: all loads, then all reds, so that a lane has
+    that many loads in flight instead of one load-then-red at a time. The
+    registers are the short-row loop's (the two loops never meet)."""
+    _, count, load, reds = _plain_lane_access(dtype, vector_bytes)
+    lines = ["add.u64             %src_addr, %src_row, %off;",
+             "add.u64             %out_addr, %out_row, %off;"]
+    for u in range(ROWS_IN_FLIGHT):
+        step = f"mad.lo.u64          %ra{u}, %v_step_bytes, {u}, %src_addr;"
+        lines.append(step if u else "mov.u64             %ra0, %src_addr;")
+        lines.append(f"{load} {_regs(u, range(count))}, [%ra{u}];")
+    for u in range(ROWS_IN_FLIGHT):
+        step = f"mad.lo.u64          %tg{u}, %v_step_bytes, {u}, %out_addr;"
+        lines.append(step if u else "mov.u64             %tg0, %out_addr;")
+        for instruction, offset, indices in reds:
+            where = f"[%tg{u}+{offset}]" if offset else f"[%tg{u}]"
+            lines.append(f"{instruction} {where}, {_regs(u, indices)};")
+    return "\n    ".join(lines)

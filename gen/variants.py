@@ -8,7 +8,7 @@ import group_snippets as group
 import segment_snippets as segment
 from private_snippets import private_substitutions
 from red_snippets import (RED_VECTOR_BYTES, ROWS_IN_FLIGHT, inflight_preload, inflight_loads, inflight_reds, inflight_regs,
-                          scalar_add, vector_add, vector_regs)
+                          row_vector_batch, scalar_add, vector_add, vector_regs)
 
 
 @dataclass(frozen=True)
@@ -174,7 +174,8 @@ def variants():
                                         INFLIGHT_REGS=inflight_regs(dtype, vector_bytes, index),
                                         INFLIGHT_PRELOAD=inflight_preload(index),
                                         INFLIGHT_LOADS=inflight_loads(dtype, vector_bytes, index),
-                                        INFLIGHT_REDS=inflight_reds(dtype, vector_bytes, index)),
+                                        INFLIGHT_REDS=inflight_reds(dtype, vector_bytes, index),
+                                        ROW_VECTOR_BATCH=row_vector_batch(dtype, vector_bytes)),
                                    RED_PARAMS))
     return out + tma_gather_variants() + group_variants() + [index_record_take_variant()]
 

@@ -179,6 +179,25 @@ TEST_P(ScatterAddTest, WideRows) {
   run(shape(/*out_rows=*/100, /*src_rows=*/100, /*cols=*/640000));
 }
 
+TEST_P(ScatterAddTest, LongRowsInBatchesOfVectorsThenOneByOneThenAPartialVector) {
+  // 1282 whole 16-byte vectors and half of one per row, strides padded to
+  // 1283 vectors (16-byte aligned), more source rows than the red grid has
+  // CTAs: one CTA of 256 lanes per row (grid 1 along y), lane v taking
+  // vectors v, v + 256, ...: the first four in one batch, then one or two by
+  // one, lane 2 ending in the partial vector; the rows' targets repeat.
+  const int64_t per_vector = 16 / static_cast<int64_t>(element_bytes(dtype()));
+  ScatterShape s = shape(/*out_rows=*/700, /*src_rows=*/2500, /*cols=*/1282 * per_vector + per_vector / 2);
+  s.out_row_stride = s.src_row_stride = 1283 * per_vector;
+  if (path() == SCATTERPTX_PATH_RED) {
+    const HostScatter host = make_random_scatter(s, fresh_seed());
+    DeviceScatter device(s, host);
+    const std::string plan = describe_plan(device.args(path(), SCATTERPTX_INDEX_RECORD));
+    EXPECT_NE(plan.find(" vector_bytes=16 vectors_per_row=1283 lanes_per_row=256 "), std::string::npos) << plan;
+    EXPECT_EQ(plan.substr(plan.rfind('x') + 1), "1") << "one CTA across a row: " << plan;
+  }
+  run(s);
+}
+
 TEST_P(ScatterAddTest, SourceOneElementPastAlignment) {
   // src one element past a 16-byte boundary: TMA must be refused, RED works.
   ScatterShape s = shape(300, 2000, 128);
