@@ -180,22 +180,30 @@ TEST_P(ScatterAddTest, WideRows) {
 }
 
 TEST_P(ScatterAddTest, LongRowsInBatchesOfVectorsThenOneByOneThenAPartialVector) {
-  // 1282 whole 16-byte vectors and half of one per row, strides padded to
-  // 1283 vectors (16-byte aligned), more source rows than the red grid has
-  // CTAs: one CTA of 256 lanes per row (grid 1 along y), lane v taking
-  // vectors v, v + 256, ...: the first four in one batch, then one or two by
-  // one, lane 2 ending in the partial vector; the rows' targets repeat.
+  // Rows of W whole 16-byte vectors and half of one, strides padded to W + 1
+  // vectors (16-byte aligned), more source rows than the red grid has CTAs:
+  // one CTA of 256 lanes per row (grid 1 along y), lane l taking vectors
+  // l, l + 256, ... in batches of four while the batch's last is whole.
+  // W = 1282: every lane batches once, then takes one or two by one, lane 2
+  // ending in the partial vector. W = 771: lanes 0-2 batch up to the last
+  // whole vector (770) and stop; lane 3's batch would end on the partial one,
+  // so it takes its four one by one, the last in the tail loop.
   const int64_t per_vector = 16 / static_cast<int64_t>(element_bytes(dtype()));
-  ScatterShape s = shape(/*out_rows=*/700, /*src_rows=*/2500, /*cols=*/1282 * per_vector + per_vector / 2);
-  s.out_row_stride = s.src_row_stride = 1283 * per_vector;
-  if (path() == SCATTERPTX_PATH_RED) {
-    const HostScatter host = make_random_scatter(s, fresh_seed());
-    DeviceScatter device(s, host);
-    const std::string plan = describe_plan(device.args(path(), SCATTERPTX_INDEX_RECORD));
-    EXPECT_NE(plan.find(" vector_bytes=16 vectors_per_row=1283 lanes_per_row=256 "), std::string::npos) << plan;
-    EXPECT_EQ(plan.substr(plan.rfind('x') + 1), "1") << "one CTA across a row: " << plan;
+  for (int64_t whole : {1282, 771}) {
+    SCOPED_TRACE(whole);
+    ScatterShape s = shape(/*out_rows=*/700, /*src_rows=*/2500, /*cols=*/whole * per_vector + per_vector / 2);
+    s.out_row_stride = s.src_row_stride = (whole + 1) * per_vector;
+    if (path() == SCATTERPTX_PATH_RED) {
+      const HostScatter host = make_random_scatter(s, fresh_seed());
+      DeviceScatter device(s, host);
+      const std::string plan = describe_plan(device.args(path(), SCATTERPTX_INDEX_RECORD));
+      const std::string lanes = " vector_bytes=16 vectors_per_row=" + std::to_string(whole + 1) + " lanes_per_row=256 ";
+      EXPECT_NE(plan.find(lanes), std::string::npos) << plan;
+      EXPECT_EQ(plan.substr(plan.rfind('x') + 1), "1") << "one CTA across a row: " << plan;
+    }
+    run(s);
+    if (HasFailure()) return;
   }
-  run(s);
 }
 
 TEST_P(ScatterAddTest, SourceOneElementPastAlignment) {
