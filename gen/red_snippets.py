@@ -173,18 +173,26 @@ def inflight_reds(dtype, vector_bytes, index):
 def row_vector_batch(dtype, vector_bytes):
     """The row loop's batch of ROWS_IN_FLIGHT whole vectors of one row, at
     %off + u * %v_step_bytes: all loads, then all reds, so that a lane has
-    that many loads in flight instead of one load-then-red at a time. The
-    registers are the short-row loop's (the two loops never meet)."""
+    that many loads in flight instead of one load-then-red at a time. With
+    %prefetch_on, a lane whose out vector starts a 128-byte line prefetches
+    the batch's lines into L2 before its loads (the step is a multiple of
+    128 bytes whenever a CTA's 256 lanes span the row, so its other three
+    vectors start lines too). The registers are the short-row loop's (the
+    two loops never meet)."""
     _, count, load, reds = _plain_lane_access(dtype, vector_bytes)
     lines = ["add.u64             %src_addr, %src_row, %off;",
-             "add.u64             %out_addr, %out_row, %off;"]
+             "add.u64             %out_addr, %out_row, %off;",
+             "and.b64             %t64, %out_addr, 127;",
+             "setp.eq.and.u64     %p, %t64, 0, %prefetch_on;"]
+    for u in range(ROWS_IN_FLIGHT):
+        step = f"mad.lo.u64          %tg{u}, %v_step_bytes, {u}, %out_addr;"
+        lines.append(step if u else "mov.u64             %tg0, %out_addr;")
+        lines.append(f"@%p prefetch.global.L2 [%tg{u}];")
     for u in range(ROWS_IN_FLIGHT):
         step = f"mad.lo.u64          %ra{u}, %v_step_bytes, {u}, %src_addr;"
         lines.append(step if u else "mov.u64             %ra0, %src_addr;")
         lines.append(f"{load} {_regs(u, range(count))}, [%ra{u}];")
     for u in range(ROWS_IN_FLIGHT):
-        step = f"mad.lo.u64          %tg{u}, %v_step_bytes, {u}, %out_addr;"
-        lines.append(step if u else "mov.u64             %tg0, %out_addr;")
         for instruction, offset, indices in reds:
             where = f"[%tg{u}+{offset}]" if offset else f"[%tg{u}]"
             lines.append(f"{instruction} {where}, {_regs(u, indices)};")

@@ -27,6 +27,9 @@ constexpr uint64_t kRedMaxRowBytes = 128;
 // (tma_beats_red): 256 lanes of 16-byte vectors, one vector each, which is
 // the red path's short-row loop.
 constexpr uint64_t kRedMaxVectorRowBytes = 4096;
+// Whole vectors a lane of the red row loop loads before their reds
+// (ROWS_IN_FLIGHT in gen/red_snippets.py).
+constexpr uint64_t kRedBatchVectors = 4;
 // Rows of this many bytes (one chunk each) reduce faster when their out chunk
 // is prefetched into L2 with the src load: on the H200, uniform targets,
 // 512-byte f32 rows 3.503 -> 3.116 ms, 1 KB f32 3.535 -> 3.339, 1 KB f64
@@ -88,22 +91,6 @@ void plan_tma(const Problem& p, const DeviceLimits& device, Plan& plan) {
   }
 }
 
-// Whether the TMA path is the faster streaming path for an input it can take.
-// With 16-byte vector reds (f32, f16, bf16) and out prefetched by the
-// short-row loop, the red path ran as fast as TMA or faster on every shape
-// measured with rows of up to 4 KB, uniform and sorted targets alike:
-// 512-byte f32 rows 2.967 against 3.117 ms (uniform), 2.072 against 2.260
-// (sorted); 4 KB f32 rows 3.068 against 3.518 (uniform), 2.183 against 2.514
-// (sorted), 2.527 against 2.540 with out in L2. TMA stays ahead for 8 KB
-// rows (3.506 against 3.600), for 640000-column rows, and for f64, which has
-// no vector red (1 KB rows: 1.660 against 1.919)
-// (bench/results/2026-12-03-h200-red-out-prefetch.md).
-bool tma_beats_red(const Problem& p) {
-  if (p.row_bytes() <= kRedMaxRowBytes) return false;
-  if (p.dtype == SCATTERPTX_F64) return true;
-  return p.row_bytes() > kRedMaxVectorRowBytes;
-}
-
 // The widest access the red path has for this dtype that every row start
 // is aligned to and that fits in a row; the element itself otherwise.
 uint32_t red_vector_bytes(const Problem& p) {
@@ -122,19 +109,36 @@ bool red_takes_short_row_loop(const Problem& p, const RedSchedule& s) {
   return s.grid_y == 1 && s.vectors_per_row <= (uint64_t{1} << s.lanes_per_row_log2) && p.cols % vector_elems == 0;
 }
 
-// Whether the short-row loop prefetches the next batch's out lines into L2.
-// Only out larger than L2 gains: its lines are then mostly not in L2 when
-// their reds arrive, and the prefetch overlaps that miss with the batch
-// before. An out that fits stays in L2 and the prefetches are extra
+// Whether the row loop's lanes load whole vectors in batches
+// (kRedBatchVectors at a time, v, v + step, ...): at least one lane has a
+// whole batch (every_lane false) or every lane has (every_lane true).
+bool red_row_loop_batches(const Problem& p, const RedSchedule& s, bool every_lane) {
+  if (red_takes_short_row_loop(p, s)) return false;
+  const uint64_t whole_vectors = p.cols / (s.vector_bytes / p.elem_bytes);
+  const uint64_t step = uint64_t{s.grid_y} << s.lanes_per_row_log2;
+  const uint64_t needed = every_lane ? kRedBatchVectors * step : (kRedBatchVectors - 1) * step + 1;
+  return whole_vectors >= needed;
+}
+
+// Whether the red path prefetches out lines into L2 ahead of its reds: the
+// short-row loop the next batch's, the row loop its batch's before their
+// loads. Only out larger than L2 gains: its lines are then mostly not in L2
+// when their reds arrive, and the prefetch overlaps that miss with the
+// loads. An out that fits stays in L2 and the prefetches are extra
 // requests. On the H200 (60 MB of L2), uniform targets: 512-byte f32 rows
 // 3.401 -> 2.966 ms, 256-byte bf16 1.684 -> 1.496, 128-byte f32 0.440 ->
 // 0.395, 64-byte 0.248 -> 0.238, 1 KB f64 2.314 -> 1.927; sorted targets,
 // whose lines are mostly in L2 already, lose a little (512-byte f32 2.004 ->
 // 2.075, 1 KB 2.141 -> 2.159), and so do 32-byte rows into 32 MB of out
 // (0.1162 -> 0.1198) (bench/results/2026-12-03-h200-red-out-prefetch.md).
+// Long rows in the row loop's batches, uniform f32 targets: 100 rows of
+// 2.56 MB 0.2260 -> 0.1975 ms, 2000 of 256 KB 0.4200 -> 0.3645, 30000 of
+// 32 KB 0.8264 -> 0.7110, 250000 of 16 KB 3.533 -> 3.022
+// (bench/results/2026-12-03-h200-red-row-prefetch.md).
 bool red_prefetches_out(const Problem& p, const RedSchedule& s, const DeviceLimits& device) {
   // out_rows * row_bytes > l2_bytes, without the product's overflow.
-  return red_takes_short_row_loop(p, s) && p.row_bytes() != 0 && p.out_rows > device.l2_bytes / p.row_bytes();
+  const bool out_exceeds_l2 = p.row_bytes() != 0 && p.out_rows > device.l2_bytes / p.row_bytes();
+  return out_exceeds_l2 && (red_takes_short_row_loop(p, s) || red_row_loop_batches(p, s, /*every_lane=*/false));
 }
 
 // The chance (percent) that one of the short-row loop's reds marks its out
@@ -182,6 +186,31 @@ void plan_red(const Problem& p, const DeviceLimits& device, Plan& plan) {
   plan.launches.push_back(slice);
   s.prefetch_out = red_prefetches_out(p, s, device);
   s.out_keep_percent = red_out_keep_percent(p, s, device);
+}
+
+// Whether the TMA path is the faster streaming path for an input it can take.
+// With 16-byte vector reds (f32, f16, bf16) and out prefetched by the
+// short-row loop, the red path ran as fast as TMA or faster on every shape
+// measured with rows of up to 4 KB, uniform and sorted targets alike:
+// 512-byte f32 rows 2.967 against 3.117 ms (uniform), 2.072 against 2.260
+// (sorted); 4 KB f32 rows 3.068 against 3.518 (uniform), 2.183 against 2.514
+// (sorted), 2.527 against 2.540 with out in L2
+// (bench/results/2026-12-03-h200-red-out-prefetch.md). Longer rows go back
+// to red where every lane loads them in batches with out prefetched (out
+// larger than L2), uniform f32 rows: 16 KB 3.022 against 3.461 ms, 32 KB
+// 0.711 against 0.824, 256 KB 0.365 against 0.433, 100 rows of 2.56 MB
+// 0.198 against 0.226, one row of 64 MB 0.056 against 0.060; bf16 and f16
+// likewise (bench/results/2026-12-03-h200-red-row-prefetch.md). TMA stays
+// ahead for rows of 4-16 KB, which the row loop takes one or two vectors at
+// a time (8 KB: 3.468 against 3.571), and for f64 (1 KB rows: 1.660 against
+// 1.919; 100 rows of 5.12 MB: 0.442 against 0.474).
+bool tma_beats_red(const Problem& p, const DeviceLimits& device) {
+  if (p.row_bytes() <= kRedMaxRowBytes) return false;
+  if (p.dtype == SCATTERPTX_F64) return true;
+  if (p.row_bytes() <= kRedMaxVectorRowBytes) return false;
+  Plan red;
+  plan_red(p, device, red);
+  return !(red.red.prefetch_out && red_row_loop_batches(p, red.red, /*every_lane=*/true));
 }
 
 }  // namespace
@@ -263,7 +292,7 @@ Plan make_plan(const Problem& p, const DeviceLimits& device) {
         plan_tma(p, device, plan);
       } else if (private_fits && private_pays_off(p, device, private_fit)) {
         plan_private(p, device, private_fit, plan);
-      } else if (why_not_tma.empty() && tma_beats_red(p)) {
+      } else if (why_not_tma.empty() && tma_beats_red(p, device)) {
         plan_tma(p, device, plan);
       } else {
         plan_red(p, device, plan);

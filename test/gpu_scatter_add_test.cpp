@@ -175,8 +175,17 @@ TEST_P(ScatterAddTest, NoSourceRowsLeavesOutUnchanged) {
 }
 
 TEST_P(ScatterAddTest, WideRows) {
-  // 640000 columns: many chunks per row, far more than one CTA's shared memory.
-  run(shape(/*out_rows=*/100, /*src_rows=*/100, /*cols=*/640000));
+  // 640000 columns: many chunks per row, far more than one CTA's shared
+  // memory. Out (128-512 MB) is larger than L2, so the red path's batches
+  // prefetch their out lines.
+  const ScatterShape s = shape(/*out_rows=*/100, /*src_rows=*/100, /*cols=*/640000);
+  if (path() == SCATTERPTX_PATH_RED) {
+    const HostScatter host = make_random_scatter(s, fresh_seed());
+    DeviceScatter device(s, host);
+    const std::string plan = describe_plan(device.args(path(), SCATTERPTX_INDEX_RECORD));
+    EXPECT_NE(plan.find(" prefetch_out=1 "), std::string::npos) << plan;
+  }
+  run(s);
 }
 
 TEST_P(ScatterAddTest, LongRowsInBatchesOfVectorsThenOneByOneThenAPartialVector) {

@@ -67,9 +67,9 @@ TEST(Plan, UniformF32D128TakesTmaWithWholeRowChunks) {
 }
 
 TEST(Plan, FewRowsHugeRowsStillFillTheGpu) {
-  // 100 rows x 640000 f32: the flat (row, chunk) schedule gives every warp
-  // of a full persistent grid work.
-  const Plan plan = make_plan(contiguous(SCATTERPTX_F32, 100, 100, 640000), h200());
+  // 100 rows x 640000 f32 on the TMA path: the flat (row, chunk) schedule
+  // gives every warp of a full persistent grid work.
+  const Plan plan = make_plan(forced(contiguous(SCATTERPTX_F32, 100, 100, 640000), SCATTERPTX_PATH_TMA), h200());
   ASSERT_EQ(plan.path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(plan.tma.box_elems, 256u);
   EXPECT_EQ(plan.tma.chunk_elems % plan.tma.box_elems, 0u);
@@ -135,13 +135,40 @@ TEST(Plan, AutoTakesVectorRedUpToRowsOneCtaCovers) {
     EXPECT_EQ(plan.path, SCATTERPTX_PATH_TMA) << cols;
     EXPECT_TRUE(plan.tma.prefetch_out) << cols;
   }
-  // Rows above 4 KB (more vectors than a CTA's lanes), and f64 rows above
-  // 128 bytes (no vector red), take TMA.
+  // Rows above 4 KB that the red row loop takes one vector at a time (below
+  // four vectors per lane), and f64 rows above 128 bytes (no vector red),
+  // take TMA.
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 4000000, 1000000, 1028), h200()).path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_BF16, 4000000, 1000000, 2056), h200()).path, SCATTERPTX_PATH_TMA);
-  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 100, 100, 640000), h200()).path, SCATTERPTX_PATH_TMA);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 500000, 250000, 2048), h200()).path, SCATTERPTX_PATH_TMA);  // 8 KB
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 250000, 125000, 4092), h200()).path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 2000000, 500000, 128), h200()).path, SCATTERPTX_PATH_TMA);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 100, 100, 640000), h200()).path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 2000000, 500000, 16), h200()).path, SCATTERPTX_PATH_RED);
+}
+
+TEST(Plan, LongRowsTakeRedWhenEveryLaneBatchesAndOutIsPrefetched) {
+  // From 16 KB (four vectors for each of 256 lanes) into out larger than L2.
+  for (scatterptx_dtype dtype : {SCATTERPTX_F32, SCATTERPTX_F16, SCATTERPTX_BF16}) {
+    const uint64_t per_16_kb = dtype == SCATTERPTX_F32 ? 4096 : 8192;  // columns
+    const Plan plan = make_plan(contiguous(dtype, 250000, 125000, per_16_kb), h200());
+    EXPECT_EQ(plan.path, SCATTERPTX_PATH_RED) << dtype;
+    EXPECT_TRUE(plan.red.prefetch_out) << dtype;
+    EXPECT_EQ(make_plan(contiguous(dtype, 2000, 10000, 2 * per_16_kb), h200()).path, SCATTERPTX_PATH_RED);
+  }
+  // Few rows spread along y: every lane of every CTA column batches.
+  Plan plan = make_plan(contiguous(SCATTERPTX_F32, 100, 100, 640000), h200());
+  EXPECT_EQ(plan.path, SCATTERPTX_PATH_RED);
+  EXPECT_GT(plan.launches[0].grid_y, 1u);
+  EXPECT_TRUE(plan.red.prefetch_out);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 1, 1, 16000000), h200()).path, SCATTERPTX_PATH_RED);
+  // Out within L2 is not prefetched: TMA.
+  const uint64_t l2_rows = h200().l2_bytes / 16384;
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 250000, l2_rows, 4096), h200()).path, SCATTERPTX_PATH_TMA);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 250000, l2_rows + 1, 4096), h200()).path, SCATTERPTX_PATH_RED);
+  // 10 rows of 32 KB: eight CTAs along y leave each lane one vector: TMA.
+  plan = make_plan(contiguous(SCATTERPTX_F32, 10, 1000000, 8192), h200());
+  EXPECT_EQ(plan.path, SCATTERPTX_PATH_TMA);
 }
 
 TEST(Plan, MisalignedInputsFallBackToRed) {
@@ -209,7 +236,7 @@ TEST(Plan, TmaPrefetchesOutOnlyForOneChunkRowsOfHalfAKilobyteToOne) {
             std::string::npos);
 }
 
-TEST(Plan, RedPrefetchesOutOnlyForShortRowsIntoOutLargerThanL2) {
+TEST(Plan, RedPrefetchesOutOnlyForShortOrBatchedRowsIntoOutLargerThanL2) {
   auto prefetches = [](Problem p) { return make_plan(forced(p, SCATTERPTX_PATH_RED), h200()).red.prefetch_out; };
   const uint64_t l2 = h200().l2_bytes;
   EXPECT_FALSE(prefetches(contiguous(SCATTERPTX_F32, 4000000, 1000000, 8)));   // 32 MB of out stays in L2
@@ -219,14 +246,20 @@ TEST(Plan, RedPrefetchesOutOnlyForShortRowsIntoOutLargerThanL2) {
   EXPECT_TRUE(prefetches(contiguous(SCATTERPTX_F32, 7770000, 1720000, 128)));
   EXPECT_TRUE(prefetches(contiguous(SCATTERPTX_F32, 4000000, 30000000, 3)));   // 12-byte rows, scalar reds
   EXPECT_TRUE(prefetches(contiguous(SCATTERPTX_BF16, 1000000, 1000000, 2048)));  // 4 KB: a vector per lane
-  // Rows the short-row loop does not take: more vectors than a CTA's lanes,
-  // a partial last vector, and few rows spread over CTAs along y.
+  // Rows neither loop prefetches: more vectors than a CTA's lanes but fewer
+  // than one batch for lane 0 (8 KB: two each; 12 KB: three), and a partial
+  // last vector.
   EXPECT_FALSE(prefetches(contiguous(SCATTERPTX_F32, 1000000, 1000000, 2048)));
+  EXPECT_FALSE(prefetches(contiguous(SCATTERPTX_F32, 1000000, 1000000, 3072)));
   Problem partial = contiguous(SCATTERPTX_F32, 4000000, 3000000, 6);
   partial.out_row_stride_bytes = partial.src_row_stride_bytes = 32;
   ASSERT_EQ(make_plan(forced(partial, SCATTERPTX_PATH_RED), h200()).red.vector_bytes, 16u);
   EXPECT_FALSE(prefetches(partial));
-  EXPECT_FALSE(prefetches(contiguous(SCATTERPTX_F32, 100, 100000, 640000)));
+  // The row loop's batches: from one whole batch for lane 0 (769 vectors),
+  // few rows spread over CTAs along y too; out within L2 is not prefetched.
+  EXPECT_TRUE(prefetches(contiguous(SCATTERPTX_F32, 1000000, 1000000, 3076)));
+  EXPECT_TRUE(prefetches(contiguous(SCATTERPTX_F32, 100, 100000, 640000)));
+  EXPECT_FALSE(prefetches(contiguous(SCATTERPTX_F32, 100, 10, 640000)));  // 25.6 MB of out
   EXPECT_NE(make_plan(forced(contiguous(SCATTERPTX_F32, 10, 1000000, 16), SCATTERPTX_PATH_RED), h200())
                 .describe()
                 .find("prefetch_out=1"),
