@@ -36,7 +36,9 @@ def vector_regs(dtype):
 
 
 # Rows each group of lanes has in flight in the red path's loop for short
-# rows: all their indices and values are loaded before the first red.
+# rows (all their indices and values are loaded before the first red), and
+# whole vectors a lane of the row loop loads before their reds (the planner's
+# kRedBatchVectors, host/plan.hpp; the manifest test checks they agree).
 ROWS_IN_FLIGHT = 4
 
 
@@ -175,10 +177,12 @@ def row_vector_batch(dtype, vector_bytes):
     %off + u * %v_step_bytes: all loads, then all reds, so that a lane has
     that many loads in flight instead of one load-then-red at a time. With
     %prefetch_on, a lane whose out vector starts a 128-byte line prefetches
-    the batch's lines into L2 before its loads (the step is a multiple of
-    128 bytes whenever a CTA's 256 lanes span the row, so its other three
-    vectors start lines too). The registers are the short-row loop's (the
-    two loops never meet)."""
+    the batch's lines into L2 before its loads: the same addresses its reds
+    then write. The planner gives a row fewer than 256 lanes only when they
+    have one vector each, so a batch runs with 256 lanes and a step of
+    256 x vector bytes x CTAs along y, a multiple of 128 bytes: the other
+    three vectors start lines too. The registers are the short-row loop's
+    (the two loops never meet)."""
     _, count, load, reds = _plain_lane_access(dtype, vector_bytes)
     lines = ["add.u64             %src_addr, %src_row, %off;",
              "add.u64             %out_addr, %out_row, %off;",

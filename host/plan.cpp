@@ -27,9 +27,6 @@ constexpr uint64_t kRedMaxRowBytes = 128;
 // (tma_beats_red): 256 lanes of 16-byte vectors, one vector each, which is
 // the red path's short-row loop.
 constexpr uint64_t kRedMaxVectorRowBytes = 4096;
-// Whole vectors a lane of the red row loop loads before their reds
-// (ROWS_IN_FLIGHT in gen/red_snippets.py).
-constexpr uint64_t kRedBatchVectors = 4;
 // Rows of this many bytes (one chunk each) reduce faster when their out chunk
 // is prefetched into L2 with the src load: on the H200, uniform targets,
 // 512-byte f32 rows 3.503 -> 3.116 ms, 1 KB f32 3.535 -> 3.339, 1 KB f64
@@ -131,10 +128,11 @@ bool red_row_loop_batches(const Problem& p, const RedSchedule& s, bool every_lan
 // whose lines are mostly in L2 already, lose a little (512-byte f32 2.004 ->
 // 2.075, 1 KB 2.141 -> 2.159), and so do 32-byte rows into 32 MB of out
 // (0.1162 -> 0.1198) (bench/results/2026-12-03-h200-red-out-prefetch.md).
-// Long rows in the row loop's batches, uniform f32 targets: 100 rows of
-// 2.56 MB 0.2260 -> 0.1975 ms, 2000 of 256 KB 0.4200 -> 0.3645, 30000 of
-// 32 KB 0.8264 -> 0.7110, 250000 of 16 KB 3.533 -> 3.022
-// (bench/results/2026-12-03-h200-red-row-prefetch.md).
+// Long rows in the row loop's batches, f32, the prefetch alone (a batched
+// kernel without and with it): 100 rows of 2.56 MB into a permutation of
+// 100 targets 0.2265 -> 0.2034 ms (bf16 0.1152 -> 0.1096), uniform targets
+// 2000 rows of 256 KB 0.4095 -> 0.3776, 30000 of 32 KB 0.8292 -> 0.7309,
+// 250000 of 16 KB 3.513 -> 3.090 (bench/results/2026-12-03-h200-red-row-prefetch.md).
 bool red_prefetches_out(const Problem& p, const RedSchedule& s, const DeviceLimits& device) {
   // out_rows * row_bytes > l2_bytes, without the product's overflow.
   const bool out_exceeds_l2 = p.row_bytes() != 0 && p.out_rows > device.l2_bytes / p.row_bytes();
@@ -197,13 +195,16 @@ void plan_red(const Problem& p, const DeviceLimits& device, Plan& plan) {
 // (sorted), 2.527 against 2.540 with out in L2
 // (bench/results/2026-12-03-h200-red-out-prefetch.md). Longer rows go back
 // to red where every lane loads them in batches with out prefetched (out
-// larger than L2), uniform f32 rows: 16 KB 3.022 against 3.461 ms, 32 KB
-// 0.711 against 0.824, 256 KB 0.365 against 0.433, 100 rows of 2.56 MB
-// 0.198 against 0.226, one row of 64 MB 0.056 against 0.060; bf16 and f16
-// likewise (bench/results/2026-12-03-h200-red-row-prefetch.md). TMA stays
-// ahead for rows of 4-16 KB, which the row loop takes one or two vectors at
-// a time (8 KB: 3.468 against 3.571), and for f64 (1 KB rows: 1.660 against
-// 1.919; 100 rows of 5.12 MB: 0.442 against 0.474).
+// larger than L2), f32 rows, uniform targets: 16 KB 3.022 against 3.461 ms,
+// 32 KB 0.711 against 0.824, 256 KB 0.365 against 0.433, one row of 64 MB
+// 0.056 against 0.060; 100 rows of 2.56 MB into a permutation of 100
+// targets 0.198 against 0.226; bf16 and f16 likewise
+// (bench/results/2026-12-03-h200-red-row-prefetch.md). TMA stays ahead for
+// 8 KB rows, two vectors per lane and no batch (3.468 against 3.571), and
+// for f64 (1 KB rows: 1.660 against 1.919; 100 rows of 5.12 MB: 0.442
+// against 0.474). Rows of 12-16 KB, where most but not all lanes batch, are
+// not measured and stay on TMA; so do long rows into out within L2 (one
+// shape measured: 1 x 16M bf16, 32 MB of out, red 0.0320 against 0.0337).
 bool tma_beats_red(const Problem& p, const DeviceLimits& device) {
   if (p.row_bytes() <= kRedMaxRowBytes) return false;
   if (p.dtype == SCATTERPTX_F64) return true;

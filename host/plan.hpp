@@ -49,12 +49,16 @@ struct TmaSchedule {
   bool prefetch_out = false;    // prefetch each pair's out chunk into L2 with its load
 };
 
+// Whole vectors a lane of the red row loop loads before their reds
+// (ROWS_IN_FLIGHT in gen/red_snippets.py; the manifest test checks the PTX).
+inline constexpr uint64_t kRedBatchVectors = 4;
+
 struct RedSchedule {
   uint32_t vector_bytes = 0;         // bytes per lane access
   uint64_t vectors_per_row = 0;
   uint32_t lanes_per_row_log2 = 0;
   uint32_t grid_y = 1;               // CTAs across one row's vectors
-  bool prefetch_out = false;         // short rows prefetch the next batch's out lines into L2
+  bool prefetch_out = false;         // prefetch out lines into L2 ahead of the reds (short-row loop, row-loop batches)
   uint32_t out_keep_percent = 0;     // short rows: chance (%) that a red marks its out line evict_last in L2
 };
 

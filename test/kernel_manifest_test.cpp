@@ -8,6 +8,7 @@
 #include <string>
 
 #include "kernel_images.hpp"
+#include "plan.hpp"
 
 namespace {
 
@@ -15,6 +16,7 @@ using scatterptx::detail::KernelFamily;
 using scatterptx::detail::kKernelImages;
 using scatterptx::detail::kKernelVariantCount;
 using scatterptx::detail::kKernelVariants;
+using scatterptx::detail::kRedBatchVectors;
 
 TEST(KernelManifest, HasEveryDtypeIndexAndPathVariant) {
   std::set<std::string> names;
@@ -35,6 +37,19 @@ TEST(KernelManifest, HasEveryDtypeIndexAndPathVariant) {
 // loop (the short-row loop and its preload) every value and index load and
 // every add carries a policy; the row loop's carry none; and the evict_last
 // share is created only for a fraction above 0.
+// The row loop's batch is as long as the planner counts (kRedBatchVectors):
+// its step over the batch, and one out-line prefetch per vector.
+void expect_row_loop_batch_of(uint64_t vectors, const std::string& ptx) {
+  const std::string step = "mad.lo.u64          %v, %v_step, " + std::to_string(vectors) + ", %v;";
+  EXPECT_NE(ptx.find(step), std::string::npos) << "the row loop's batch is not " << vectors << " vectors";
+  size_t prefetches = 0;
+  for (size_t at = ptx.find("prefetch.global.L2 [%tg"); at != std::string::npos;
+       at = ptx.find("prefetch.global.L2 [%tg", at + 1)) {
+    ++prefetches;
+  }
+  EXPECT_EQ(prefetches, vectors);
+}
+
 void expect_short_row_loop_alone_hinted(const std::string& ptx) {
   const size_t begin = ptx.find("createpolicy.fractional.L2::evict_first.b64 %stream_policy");
   const size_t row_loop = ptx.find("\nROW_LOOP:");
@@ -78,6 +93,7 @@ TEST(KernelManifest, EveryVariantIsAssembledForSm90WithItsPtx) {
     } else if (variant.family == KernelFamily::row_red) {
       EXPECT_NE(ptx.find("red.global.add"), std::string::npos);
       expect_short_row_loop_alone_hinted(ptx);
+      expect_row_loop_batch_of(kRedBatchVectors, ptx);
     } else if (variant.family == KernelFamily::index_record_take) {
       EXPECT_NE(ptx.find("atom.global.exch.b64"), std::string::npos);
     } else if (variant.family == KernelFamily::group_histogram_index ||

@@ -135,9 +135,9 @@ TEST(Plan, AutoTakesVectorRedUpToRowsOneCtaCovers) {
     EXPECT_EQ(plan.path, SCATTERPTX_PATH_TMA) << cols;
     EXPECT_TRUE(plan.tma.prefetch_out) << cols;
   }
-  // Rows above 4 KB that the red row loop takes one vector at a time (below
-  // four vectors per lane), and f64 rows above 128 bytes (no vector red),
-  // take TMA.
+  // Rows above 4 KB where not every lane of the red row loop has a whole
+  // batch of four vectors (8 KB: two each; 4092 columns: all but the last
+  // lane), and f64 rows above 128 bytes (no vector red), take TMA.
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 4000000, 1000000, 1028), h200()).path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_BF16, 4000000, 1000000, 2056), h200()).path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 500000, 250000, 2048), h200()).path, SCATTERPTX_PATH_TMA);  // 8 KB
