@@ -8,21 +8,14 @@ def scalar_add(dtype):
 
 
 def vector_add(dtype, vector_bytes):
-    """One vector_bytes load per lane and the widest red the ISA has for it."""
-    words = vector_bytes // 4
-    regs = "{" + ", ".join(f"%w{i}" for i in range(words)) + "}" if words > 1 else "%w0"
-    vec = f".v{words}" if words > 1 else ""
-    if dtype.name == "f32":
-        return (f"ld.global.nc{vec}.f32 {regs}, [%src_addr];\n"
-                f"    red.global.add{vec}.f32 [%out_addr], {regs};")
-    if dtype.name in ("f16", "bf16"):
-        # Packed pairs: .f16x2 / .bf16x2, in vectors of up to four pairs.
-        return (f"ld.global.nc{vec}.b32 {regs}, [%src_addr];\n"
-                f"    red.global.add.noftz{vec}.{dtype.name}x2 [%out_addr], {regs};")
-    # No vector red exists for f64: two scalar reds behind one 16-byte load.
-    return ("ld.global.nc.v2.f64 {%w0, %w1}, [%src_addr];\n"
-            "    red.global.add.f64  [%out_addr], %w0;\n"
-            "    red.global.add.f64  [%out_addr+8], %w1;")
+    """One vector_bytes load per lane and the widest red the ISA has for it
+    (the row loop's one-by-one vectors, registers %w0..)."""
+    _, count, load, reds = _plain_lane_access(dtype, vector_bytes)
+    lines = [f"{load} {_regs('w', range(count))}, [%src_addr];"]
+    for instruction, offset, indices in reds:
+        where = f"[%out_addr+{offset}]" if offset else "[%out_addr]"
+        lines.append(f"{instruction} {where}, {_regs('w', indices)};")
+    return "\n    ".join(lines)
 
 
 # Access widths of the red path per dtype: its element, then the vectors the
@@ -74,8 +67,10 @@ def _plain_lane_access(dtype, vector_bytes):
             [(f"red.global.add.noftz{vec}.{dtype.name}x2", 0, list(range(words)))])
 
 
-def _regs(u, indices):
-    names = [f"%y{u}_{i}" for i in indices]
+def _regs(prefix, indices):
+    """The registers %{prefix}{i} of indices, as a vector operand where there
+    are several."""
+    names = [f"%{prefix}{i}" for i in indices]
     return "{" + ", ".join(names) + "}" if len(names) > 1 else names[0]
 
 
@@ -131,7 +126,7 @@ def inflight_loads(dtype, vector_bytes, index):
         lines.append(f"and.pred            %go{u}, %in{u}, %lane_on;")
         lines.append(f"mad.lo.u64          %src_addr, %ra{u}, %src_stride, %src;")
         lines.append("add.u64             %src_addr, %src_addr, %lane_off;")
-        lines.append(f"@%go{u} {load} {_regs(u, range(count))}, [%src_addr], %stream_policy;")
+        lines.append(f"@%go{u} {load} {_regs(f'y{u}_', range(count))}, [%src_addr], %stream_policy;")
     for u in range(ROWS_IN_FLIGHT):
         lines.append(f"mad.lo.u64          %na{u}, %row_step, {ROWS_IN_FLIGHT}, %ra{u};")
         lines.append(f"setp.lt.u64         %nin{u}, %na{u}, %rows;")
@@ -158,7 +153,7 @@ def inflight_reds(dtype, vector_bytes, index):
                   "add.u64             %out_addr, %out_addr, %lane_off;"]
         for instruction, offset, indices in reds:
             where = f"[%out_addr+{offset}]" if offset else "[%out_addr]"
-            lines.append(f"@%go{u} {instruction} {where}, {_regs(u, indices)}, %out_policy;")
+            lines.append(f"@%go{u} {instruction} {where}, {_regs(f'y{u}_', indices)}, %out_policy;")
     for u in range(ROWS_IN_FLIGHT):
         lines += _index_widen(index, u)
         lines += [f"// Next row {u}: its out line, unless the index is bad.",
@@ -195,9 +190,9 @@ def row_vector_batch(dtype, vector_bytes):
     for u in range(ROWS_IN_FLIGHT):
         step = f"mad.lo.u64          %ra{u}, %v_step_bytes, {u}, %src_addr;"
         lines.append(step if u else "mov.u64             %ra0, %src_addr;")
-        lines.append(f"{load} {_regs(u, range(count))}, [%ra{u}];")
+        lines.append(f"{load} {_regs(f'y{u}_', range(count))}, [%ra{u}];")
     for u in range(ROWS_IN_FLIGHT):
         for instruction, offset, indices in reds:
             where = f"[%tg{u}+{offset}]" if offset else f"[%tg{u}]"
-            lines.append(f"{instruction} {where}, {_regs(u, indices)};")
+            lines.append(f"{instruction} {where}, {_regs(f'y{u}_', indices)};")
     return "\n    ".join(lines)
