@@ -1,0 +1,149 @@
+#include "plan_red.hpp"
+
+#include <algorithm>
+
+#include "plan_math.hpp"
+
+namespace scatterptx::detail {
+namespace {
+
+// Up to this many bytes per row, red.global beats one bulk copy and one bulk
+// reduce per row whatever the dtype: on the H200 a (load, reduce) pair costs
+// ~50 SM cycles whatever its size, so 8..128-byte rows ran at 0.78 ms for 4M
+// rows on the TMA path against 0.06..0.44 ms on the red path
+// (bench/results/2026-12-02-h200-core.md).
+constexpr uint64_t kRedMaxRowBytes = 128;
+// Up to this many bytes per row AUTO keeps the red path for f32/f16/bf16
+// (tma_beats_red): 256 lanes of 16-byte vectors, one vector each, which is
+// the red path's short-row loop.
+constexpr uint64_t kRedMaxVectorRowBytes = 4096;
+
+// The widest access the red path has for this dtype that every row start
+// is aligned to and that fits in a row; the element itself otherwise.
+uint32_t red_vector_bytes(const Problem& p) {
+  const uint64_t alignment = p.out_address | p.src_address | p.out_row_stride_bytes | p.src_row_stride_bytes;
+  for (uint32_t bytes : {16u, 8u, 4u}) {
+    const bool has_variant = bytes > p.elem_bytes && !(p.dtype == SCATTERPTX_F64 && bytes != 16);
+    if (has_variant && alignment % bytes == 0 && p.row_bytes() >= bytes) return bytes;
+  }
+  return static_cast<uint32_t>(p.elem_bytes);
+}
+
+// Whether the red path takes its short-row loop (ptx/row_red.ptx.in): at
+// most one vector per lane, no partial vector, one CTA across the row.
+bool red_takes_short_row_loop(const Problem& p, const RedSchedule& s) {
+  const uint64_t vector_elems = s.vector_bytes / p.elem_bytes;
+  return s.grid_y == 1 && s.vectors_per_row <= (uint64_t{1} << s.lanes_per_row_log2) && p.cols % vector_elems == 0;
+}
+
+// Whether the row loop's lanes load whole vectors in batches
+// (kRedBatchVectors at a time, v, v + step, ...): at least one lane has a
+// whole batch (every_lane false) or every lane has (every_lane true).
+bool red_row_loop_batches(const Problem& p, const RedSchedule& s, bool every_lane) {
+  if (red_takes_short_row_loop(p, s)) return false;
+  const uint64_t whole_vectors = p.cols / (s.vector_bytes / p.elem_bytes);
+  const uint64_t step = uint64_t{s.grid_y} << s.lanes_per_row_log2;
+  const uint64_t needed = every_lane ? kRedBatchVectors * step : (kRedBatchVectors - 1) * step + 1;
+  return whole_vectors >= needed;
+}
+
+// Whether the red path prefetches out lines into L2 ahead of its reds: the
+// short-row loop the next batch's, the row loop its batch's before their
+// loads. Only out larger than L2 gains: its lines are then mostly not in L2
+// when their reds arrive, and the prefetch overlaps that miss with the
+// loads. An out that fits stays in L2 and the prefetches are extra
+// requests. On the H200 (60 MB of L2), uniform targets: 512-byte f32 rows
+// 3.401 -> 2.966 ms, 256-byte bf16 1.684 -> 1.496, 128-byte f32 0.440 ->
+// 0.395, 64-byte 0.248 -> 0.238, 1 KB f64 2.314 -> 1.927; sorted targets,
+// whose lines are mostly in L2 already, lose a little (512-byte f32 2.004 ->
+// 2.075, 1 KB 2.141 -> 2.159), and so do 32-byte rows into 32 MB of out
+// (0.1162 -> 0.1198) (bench/results/2026-12-03-h200-red-out-prefetch.md).
+// Long rows in the row loop's batches, f32, the prefetch alone (a batched
+// kernel without and with it): 100 rows of 2.56 MB into a permutation of
+// 100 targets 0.2265 -> 0.2034 ms (bf16 0.1152 -> 0.1096), uniform targets
+// 2000 rows of 256 KB 0.4095 -> 0.3776, 30000 of 32 KB 0.8292 -> 0.7309,
+// 250000 of 16 KB 3.513 -> 3.090 (bench/results/2026-12-03-h200-red-row-prefetch.md).
+bool red_prefetches_out(const Problem& p, const RedSchedule& s, const DeviceLimits& device) {
+  // out_rows * row_bytes > l2_bytes, without the product's overflow.
+  const bool out_exceeds_l2 = p.row_bytes() != 0 && p.out_rows > device.l2_bytes / p.row_bytes();
+  return out_exceeds_l2 && (red_takes_short_row_loop(p, s) || red_row_loop_batches(p, s, /*every_lane=*/false));
+}
+
+// The chance (percent) that one of the short-row loop's reds marks its out
+// line evict_last in L2 (createpolicy.fractional: a per-access chance, so a
+// line hit k times is kept with chance 1 - 0.75^k at 25%); the loop's source
+// and index loads are always evict_first. Up to 3.05 times L2, 25% is the
+// best or tied for best share measured (H200, uniform targets, f32 rows, ms
+// for 0 / 25% / 100%: 32 MB of out 0.1578 / 0.1514 / 0.1536, 64 MB
+// 0.2305 / 0.2070 / 0.2093, 128 MB of 128-byte rows 0.3931 / 0.3726 /
+// 0.3752, 192 MB 0.3005 / 0.2965 / 0.2974). From 4.07 times L2 any share
+// loses (256 MB: 0.7350, 0.7428 with 12.5%; 512 MB +3%, 880 MB +5%), so the
+// cut sits between the two, at 3.5 times L2, not measured in between
+// (bench/results/2026-12-03-h200-red-l2-policy.md).
+uint32_t red_out_keep_percent(const Problem& p, const RedSchedule& s, const DeviceLimits& device) {
+  constexpr uint32_t kKeptPercent = 25;
+  // out_rows * row_bytes <= 3.5 * l2_bytes, without the product's overflow.
+  const bool out_fits = p.row_bytes() == 0 || p.out_rows <= device.l2_bytes / 2 * 7 / p.row_bytes();
+  return red_takes_short_row_loop(p, s) && out_fits ? kKeptPercent : 0;
+}
+
+}  // namespace
+
+void plan_red(const Problem& p, const DeviceLimits& device, Plan& plan) {
+  plan.path = SCATTERPTX_PATH_RED;
+  RedSchedule& s = plan.red;
+  s.vector_bytes = red_vector_bytes(p);
+  plan.variant = find_variant(KernelFamily::row_red, p.dtype, p.index_type, s.vector_bytes);
+  plan.threads_per_cta = kRedThreadsPerCta;
+  s.vectors_per_row = ceil_div(p.cols, s.vector_bytes / p.elem_bytes);
+  while ((uint64_t{1} << s.lanes_per_row_log2) < s.vectors_per_row &&
+         (1u << s.lanes_per_row_log2) < kRedThreadsPerCta) {
+    ++s.lanes_per_row_log2;
+  }
+  const uint64_t rows_per_cta = kRedThreadsPerCta >> s.lanes_per_row_log2;
+  const uint64_t resident = uint64_t{device.sm_count} * (device.max_threads_per_sm / kRedThreadsPerCta);
+  LaunchSlice slice;
+  slice.rows = p.src_rows;
+  slice.grid_x = std::max<uint64_t>(1, std::min({ceil_div(p.src_rows, rows_per_cta), 2 * resident,
+                                                 device.max_grid_x}));
+  // Few, long rows: spread each row's vectors over CTAs along y as well.
+  const uint64_t row_ctas = ceil_div(s.vectors_per_row, kRedThreadsPerCta);
+  if (row_ctas > 1 && slice.grid_x < resident) {
+    s.grid_y = static_cast<uint32_t>(
+        std::min<uint64_t>({row_ctas, ceil_div(resident, slice.grid_x), device.max_grid_y}));
+  }
+  slice.grid_y = s.grid_y;
+  plan.launches.push_back(slice);
+  s.prefetch_out = red_prefetches_out(p, s, device);
+  s.out_keep_percent = red_out_keep_percent(p, s, device);
+}
+
+// Whether the TMA path is the faster streaming path for an input it can take.
+// With 16-byte vector reds (f32, f16, bf16) and out prefetched by the
+// short-row loop, the red path ran as fast as TMA or faster on every shape
+// measured with rows of up to 4 KB, uniform and sorted targets alike:
+// 512-byte f32 rows 2.967 against 3.117 ms (uniform), 2.072 against 2.260
+// (sorted); 4 KB f32 rows 3.068 against 3.518 (uniform), 2.183 against 2.514
+// (sorted), 2.527 against 2.540 with out in L2
+// (bench/results/2026-12-03-h200-red-out-prefetch.md). Longer rows go back
+// to red where every lane loads them in batches with out prefetched (out
+// larger than L2), f32 rows, uniform targets: 16 KB 3.022 against 3.461 ms,
+// 32 KB 0.711 against 0.824, 256 KB 0.365 against 0.433, one row of 64 MB
+// 0.056 against 0.060; 100 rows of 2.56 MB into a permutation of 100
+// targets 0.198 against 0.226; bf16 and f16 likewise
+// (bench/results/2026-12-03-h200-red-row-prefetch.md). TMA stays ahead for
+// 8 KB rows, two vectors per lane and no batch (3.468 against 3.571), and
+// for f64 (1 KB rows: 1.660 against 1.919; 100 rows of 5.12 MB: 0.442
+// against 0.474). Rows of 12-16 KB, where most but not all lanes batch, are
+// not measured and stay on TMA; so do long rows into out within L2 (one
+// shape measured: 1 x 16M bf16, 32 MB of out, red 0.0320 against 0.0337).
+bool tma_beats_red(const Problem& p, const DeviceLimits& device) {
+  if (p.row_bytes() <= kRedMaxRowBytes) return false;
+  if (p.dtype == SCATTERPTX_F64) return true;
+  if (p.row_bytes() <= kRedMaxVectorRowBytes) return false;
+  Plan red;
+  plan_red(p, device, red);
+  return !(red.red.prefetch_out && red_row_loop_batches(p, red.red, /*every_lane=*/true));
+}
+
+}  // namespace scatterptx::detail
