@@ -1,5 +1,5 @@
 // Arithmetic and shared-memory facts the path planners (plan.cpp,
-// plan_private.cpp) share.
+// plan_red.cpp, plan_private.cpp) share.
 #pragma once
 
 #include <algorithm>
