@@ -87,14 +87,11 @@ uint32_t red_out_keep_percent(const Problem& p, const RedSchedule& s, const Devi
   return red_takes_short_row_loop(p, s) && out_fits ? kKeptPercent : 0;
 }
 
-}  // namespace
-
-void plan_red(const Problem& p, const DeviceLimits& device, Plan& plan) {
-  plan.path = SCATTERPTX_PATH_RED;
-  RedSchedule& s = plan.red;
+// The red path's schedule (access width, lanes per row, CTAs along y, L2
+// hints), and in grid_x its CTAs over the source rows.
+RedSchedule red_schedule(const Problem& p, const DeviceLimits& device, uint64_t& grid_x) {
+  RedSchedule s;
   s.vector_bytes = red_vector_bytes(p);
-  plan.variant = find_variant(KernelFamily::row_red, p.dtype, p.index_type, s.vector_bytes);
-  plan.threads_per_cta = kRedThreadsPerCta;
   s.vectors_per_row = ceil_div(p.cols, s.vector_bytes / p.elem_bytes);
   while ((uint64_t{1} << s.lanes_per_row_log2) < s.vectors_per_row &&
          (1u << s.lanes_per_row_log2) < kRedThreadsPerCta) {
@@ -102,20 +99,28 @@ void plan_red(const Problem& p, const DeviceLimits& device, Plan& plan) {
   }
   const uint64_t rows_per_cta = kRedThreadsPerCta >> s.lanes_per_row_log2;
   const uint64_t resident = uint64_t{device.sm_count} * (device.max_threads_per_sm / kRedThreadsPerCta);
-  LaunchSlice slice;
-  slice.rows = p.src_rows;
-  slice.grid_x = std::max<uint64_t>(1, std::min({ceil_div(p.src_rows, rows_per_cta), 2 * resident,
-                                                 device.max_grid_x}));
+  grid_x = std::max<uint64_t>(1, std::min({ceil_div(p.src_rows, rows_per_cta), 2 * resident, device.max_grid_x}));
   // Few, long rows: spread each row's vectors over CTAs along y as well.
   const uint64_t row_ctas = ceil_div(s.vectors_per_row, kRedThreadsPerCta);
-  if (row_ctas > 1 && slice.grid_x < resident) {
-    s.grid_y = static_cast<uint32_t>(
-        std::min<uint64_t>({row_ctas, ceil_div(resident, slice.grid_x), device.max_grid_y}));
+  if (row_ctas > 1 && grid_x < resident) {
+    s.grid_y = static_cast<uint32_t>(std::min<uint64_t>({row_ctas, ceil_div(resident, grid_x), device.max_grid_y}));
   }
-  slice.grid_y = s.grid_y;
-  plan.launches.push_back(slice);
   s.prefetch_out = red_prefetches_out(p, s, device);
   s.out_keep_percent = red_out_keep_percent(p, s, device);
+  return s;
+}
+
+}  // namespace
+
+void plan_red(const Problem& p, const DeviceLimits& device, Plan& plan) {
+  plan.path = SCATTERPTX_PATH_RED;
+  LaunchSlice slice;
+  slice.rows = p.src_rows;
+  plan.red = red_schedule(p, device, slice.grid_x);
+  slice.grid_y = plan.red.grid_y;
+  plan.variant = find_variant(KernelFamily::row_red, p.dtype, p.index_type, plan.red.vector_bytes);
+  plan.threads_per_cta = kRedThreadsPerCta;
+  plan.launches.push_back(slice);
 }
 
 // Whether the TMA path is the faster streaming path for an input it can take.
@@ -141,9 +146,9 @@ bool tma_beats_red(const Problem& p, const DeviceLimits& device) {
   if (p.row_bytes() <= kRedMaxRowBytes) return false;
   if (p.dtype == SCATTERPTX_F64) return true;
   if (p.row_bytes() <= kRedMaxVectorRowBytes) return false;
-  Plan red;
-  plan_red(p, device, red);
-  return !(red.red.prefetch_out && red_row_loop_batches(p, red.red, /*every_lane=*/true));
+  uint64_t grid_x = 0;
+  const RedSchedule red = red_schedule(p, device, grid_x);
+  return !(red.prefetch_out && red_row_loop_batches(p, red, /*every_lane=*/true));
 }
 
 }  // namespace scatterptx::detail
