@@ -19,8 +19,12 @@ def vector_add(dtype, vector_bytes):
 
 
 # Access widths of the red path per dtype: its element, then the vectors the
-# red instruction has (f64 has none: its 16-byte form is two scalar reds).
-RED_VECTOR_BYTES = {"f32": (4, 8, 16), "f16": (2, 4, 8, 16), "bf16": (2, 4, 8, 16), "f64": (8, 16)}
+# red instruction has. f64 has no vector red, and a 16-byte lane of two
+# scalar reds ran 1.2-1.5 times slower than 8-byte lanes (each of its two
+# instructions covers half of every 32-byte sector it touches, so L2 takes
+# two atomic requests per sector; host/plan_red.cpp has the figures), so f64
+# lanes are one element wide.
+RED_VECTOR_BYTES = {"f32": (4, 8, 16), "f16": (2, 4, 8, 16), "bf16": (2, 4, 8, 16), "f64": (8,)}
 
 
 def vector_regs(dtype):
@@ -57,8 +61,7 @@ def _lane_access(dtype, vector_bytes):
 def _plain_lane_access(dtype, vector_bytes):
     if vector_bytes == dtype.size:
         return dtype.value_reg, 1, dtype.scalar_load, [(dtype.scalar_red, 0, [0])]
-    if dtype.name == "f64":  # no vector red: two scalar reds behind one 16-byte load
-        return ".f64", 2, "ld.global.nc.v2.f64", [("red.global.add.f64", 0, [0]), ("red.global.add.f64", 8, [1])]
+    assert dtype.name != "f64", "f64 has no vector red"
     words = vector_bytes // 4
     vec = f".v{words}" if words > 1 else ""
     if dtype.name == "f32":

@@ -13,18 +13,20 @@ namespace {
 // rows on the TMA path against 0.06..0.44 ms on the red path
 // (bench/results/2026-12-02-h200-core.md).
 constexpr uint64_t kRedMaxRowBytes = 128;
-// Up to this many bytes per row AUTO keeps the red path for f32/f16/bf16
-// (tma_beats_red): 256 lanes of 16-byte vectors, one vector each, which is
-// the red path's short-row loop.
-constexpr uint64_t kRedMaxVectorRowBytes = 4096;
 
 // The widest access the red path has for this dtype that every row start
-// is aligned to and that fits in a row; the element itself otherwise.
+// is aligned to and that fits in a row; the element itself otherwise. f64
+// has no vector red, and its lanes are one element: a 16-byte lane of two
+// scalar reds sends L2 two atomic requests for every 32-byte sector, where
+// 8-byte lanes send one. H200, uniform targets, 16-byte against 8-byte
+// lanes (ms): 4M rows of 32 bytes into 1M 0.1519 against 0.1034, of 128
+// bytes 0.4935 against 0.3740; 1 KB rows 7.154 against 6.044; 100 rows of
+// 5.12 MB 0.4762 against 0.3883 (bench/results/2026-12-03-h200-f64-lanes.md).
 uint32_t red_vector_bytes(const Problem& p) {
+  if (p.dtype == SCATTERPTX_F64) return static_cast<uint32_t>(p.elem_bytes);
   const uint64_t alignment = p.out_address | p.src_address | p.out_row_stride_bytes | p.src_row_stride_bytes;
   for (uint32_t bytes : {16u, 8u, 4u}) {
-    const bool has_variant = bytes > p.elem_bytes && !(p.dtype == SCATTERPTX_F64 && bytes != 16);
-    if (has_variant && alignment % bytes == 0 && p.row_bytes() >= bytes) return bytes;
+    if (bytes > p.elem_bytes && alignment % bytes == 0 && p.row_bytes() >= bytes) return bytes;
   }
   return static_cast<uint32_t>(p.elem_bytes);
 }
@@ -124,30 +126,39 @@ void plan_red(const Problem& p, const DeviceLimits& device, Plan& plan) {
 }
 
 // Whether the TMA path is the faster streaming path for an input it can take.
-// With 16-byte vector reds (f32, f16, bf16) and out prefetched by the
-// short-row loop, the red path ran as fast as TMA or faster on every shape
-// measured with rows of up to 4 KB, uniform and sorted targets alike:
-// 512-byte f32 rows 2.967 against 3.117 ms (uniform), 2.072 against 2.260
-// (sorted); 4 KB f32 rows 3.068 against 3.518 (uniform), 2.183 against 2.514
-// (sorted), 2.527 against 2.540 with out in L2
-// (bench/results/2026-12-03-h200-red-out-prefetch.md). Longer rows go back
-// to red where every lane loads them in batches with out prefetched (out
-// larger than L2), f32 rows, uniform targets: 16 KB 3.022 against 3.461 ms,
-// 32 KB 0.711 against 0.824, 256 KB 0.365 against 0.433, one row of 64 MB
-// 0.056 against 0.060; 100 rows of 2.56 MB into a permutation of 100
-// targets 0.198 against 0.226; bf16 and f16 likewise
-// (bench/results/2026-12-03-h200-red-row-prefetch.md). TMA stays ahead for
-// 8 KB rows, two vectors per lane and no batch (3.468 against 3.571), and
-// for f64 (1 KB rows: 1.660 against 1.919; 100 rows of 5.12 MB: 0.442
-// against 0.474). Rows of 12-16 KB, where most but not all lanes batch, are
-// not measured and stay on TMA; so do long rows into out within L2 (one
-// shape measured: 1 x 16M bf16, 32 MB of out, red 0.0320 against 0.0337).
+// The red path wins rows of up to 128 bytes (kRedMaxRowBytes) and rows its
+// short-row loop takes, one vector per lane of a CTA (up to 4 KB; f64, whose
+// lanes are one element, up to 2 KB), out prefetched where it is larger
+// than L2, uniform and sorted targets alike: 512-byte f32 rows 2.967
+// against 3.117 ms (uniform), 2.072 against 2.260 (sorted); 4 KB f32 rows
+// 3.068 against 3.518 (uniform), 2.183 against 2.514 (sorted), 2.527
+// against 2.540 with out in L2 (bench/results/2026-12-03-h200-red-out-prefetch.md);
+// f64 1 KB rows 6.044 against 6.557 (uniform), 2 KB 1.560 against 1.766
+// (uniform), 1.128 against 1.264 (sorted); but f64 1 KB sorted 2.299
+// against 2.175 (bench/results/2026-12-03-h200-f64-lanes.md). Longer rows
+// go back to red where every lane loads them in batches with out
+// prefetched (out larger than L2), f32 rows, uniform targets: 16 KB 3.022
+// against 3.461 ms, 32 KB 0.711 against 0.824, 256 KB 0.365 against 0.433,
+// one row of 64 MB 0.056 against 0.060; 100 rows of 2.56 MB into a
+// permutation of 100 targets 0.198 against 0.226; bf16 and f16 likewise
+// (bench/results/2026-12-03-h200-red-row-prefetch.md); f64 8 KB rows 1.546
+// against 1.750, 100 rows of 5.12 MB 0.386 against 0.447. TMA stays ahead
+// where lanes take a few vectors each and no batch (red against TMA): f32
+// 8 KB rows (two vectors per lane) 3.571 against 3.468; f64 3 KB 3.619
+// against 2.689, 4 KB 2.071 against 1.760, 6 KB 2.991 against 2.635.
+// Between, the measures are mixed and the rule keeps TMA: f32 rows of 14 KB
+// 3.064 against 3.058, 15 KB 3.204 against 3.276, 16000 bytes 3.724
+// against 3.504, 16368 bytes (all lanes but one batch) 3.581 against 3.815.
+// So do long rows into out within L2, where red was 2-6% faster on uniform
+// targets (1 x 16M bf16 0.0321 against 0.0336, 20000 rows of 16 KB bf16
+// into 1000 0.1632 against 0.1740) but 5% slower on sorted ones (200000
+// rows of 16 KB f32 into 1000 1.713 against 1.628)
+// (bench/results/2026-12-03-h200-f64-lanes.md).
 bool tma_beats_red(const Problem& p, const DeviceLimits& device) {
   if (p.row_bytes() <= kRedMaxRowBytes) return false;
-  if (p.dtype == SCATTERPTX_F64) return true;
-  if (p.row_bytes() <= kRedMaxVectorRowBytes) return false;
   uint64_t grid_x = 0;
   const RedSchedule red = red_schedule(p, device, grid_x);
+  if (red_takes_short_row_loop(p, red)) return false;
   return !(red.prefetch_out && red_row_loop_batches(p, red, /*every_lane=*/true));
 }
 

@@ -159,7 +159,7 @@ TEST_P(IndexErrorTest, OutOfRangeRowsAreSkippedWhereRedPrefetchesOut) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
   const ScatterShape s = red_prefetch_shape(SCATTERPTX_F32, index_type(), 64);
-  const int64_t step = red_row_step(64);
+  const int64_t step = red_row_step(SCATTERPTX_F32, 64);
   HostScatter host = make_random_scatter(s, seed);
   const std::vector<int64_t> bad_rows = {40, 41, step + 5, 2 * step + 7, 3 * step + 9, 5 * step + 11,
                                          8 * step + 13, s.src_rows - 1};

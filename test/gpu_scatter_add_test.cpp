@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "gpu_harness.hpp"
+#include "plan.hpp"
 #include "reference.hpp"
 #include "scatter_case.hpp"
 
@@ -148,11 +149,14 @@ TEST_P(ScatterAddTest, ShortRowsIntoOutLargerThanL2) {
   // Out larger than L2: the red path's short-row loop prefetches the next
   // batch's out lines, from the lanes at offsets 0, 128, ... of their row:
   // one per 64-byte row, four per 512-byte row, 32 per 4 KB row (the longest
-  // the loop takes). Every group of lanes runs two full batches and a partial
-  // one (red_prefetch_shape). The first rows (up to 20000) go in runs of 37
-  // to one target, so that one target's rows are spread over groups, CTAs,
-  // batch slots and (for 4 KB rows) batches; uniform targets after them.
-  for (int64_t row_bytes : {64, 512, 4096}) {
+  // the loop takes: 256 lanes of 16 bytes; f64 lanes are 8 bytes, so 2 KB
+  // and 16 prefetches). Every group of lanes runs two full batches and a
+  // partial one (red_prefetch_shape). The first rows (up to 20000) go in
+  // runs of 37 to one target, so that one target's rows are spread over
+  // groups, CTAs, batch slots and (for the longest rows) batches; uniform
+  // targets after them.
+  const int64_t longest = int64_t{scatterptx::detail::kRedThreadsPerCta} * red_lane_bytes(dtype());
+  for (int64_t row_bytes : {int64_t{64}, int64_t{512}, longest}) {
     const ScatterShape s = red_prefetch_shape(dtype(), index_type(), row_bytes);
     const uint64_t seed = fresh_seed();
     SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
@@ -196,8 +200,10 @@ TEST_P(ScatterAddTest, LongRowsInBatchesOfVectorsThenOneByOneThenAPartialVector)
   // W = 1282: every lane batches once, then takes one or two by one, lane 2
   // ending in the partial vector. W = 771: lanes 0-2 batch up to the last
   // whole vector (770) and stop; lane 3's batch would end on the partial one,
-  // so it takes its four one by one, the last in the tail loop.
-  const int64_t per_vector = 16 / static_cast<int64_t>(element_bytes(dtype()));
+  // so it takes its four one by one, the last in the tail loop. f64 lanes
+  // are one element (8 bytes), which has no half: its rows are W elements.
+  const int64_t lane_bytes = red_lane_bytes(dtype());
+  const int64_t per_vector = lane_bytes / static_cast<int64_t>(element_bytes(dtype()));
   for (int64_t whole : {1282, 771}) {
     SCOPED_TRACE(whole);
     ScatterShape s = shape(/*out_rows=*/700, /*src_rows=*/2500, /*cols=*/whole * per_vector + per_vector / 2);
@@ -206,7 +212,9 @@ TEST_P(ScatterAddTest, LongRowsInBatchesOfVectorsThenOneByOneThenAPartialVector)
       const HostScatter host = make_random_scatter(s, fresh_seed());
       DeviceScatter device(s, host);
       const std::string plan = describe_plan(device.args(path(), SCATTERPTX_INDEX_RECORD));
-      const std::string lanes = " vector_bytes=16 vectors_per_row=" + std::to_string(whole + 1) + " lanes_per_row=256 ";
+      const int64_t vectors = whole + (per_vector > 1 ? 1 : 0);
+      const std::string lanes = " vector_bytes=" + std::to_string(lane_bytes) +
+                                " vectors_per_row=" + std::to_string(vectors) + " lanes_per_row=256 ";
       EXPECT_NE(plan.find(lanes), std::string::npos) << plan;
       EXPECT_EQ(plan.substr(plan.rfind('x') + 1), "1") << "one CTA across a row: " << plan;
     }

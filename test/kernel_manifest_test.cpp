@@ -27,7 +27,8 @@ TEST(KernelManifest, HasEveryDtypeIndexAndPathVariant) {
       const std::string suffix = std::string(dtype) + "_" + index;
       EXPECT_TRUE(names.count("row_tma_reduce_" + suffix)) << suffix;
       EXPECT_TRUE(names.count("row_red_scalar_" + suffix)) << suffix;
-      EXPECT_TRUE(names.count("row_red_vec16_" + suffix)) << suffix;
+      // f64 has no vector red; its red lanes are one element (gen/red_snippets.py).
+      EXPECT_EQ(names.count("row_red_vec16_" + suffix), std::strcmp(dtype, "f64") == 0 ? 0u : 1u) << suffix;
       EXPECT_TRUE(names.count("row_private_" + suffix)) << suffix;
     }
   }

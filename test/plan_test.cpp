@@ -129,22 +129,27 @@ TEST(Plan, AutoTakesVectorRedUpToRowsOneCtaCovers) {
     EXPECT_EQ(make_plan(contiguous(dtype, 2000000, 500000, 1024), h200()).path, SCATTERPTX_PATH_RED);
     EXPECT_EQ(make_plan(contiguous(dtype, 1000000, 500000, 2048), h200()).path, SCATTERPTX_PATH_RED);
   }
-  // f64 rows of 512 bytes to 1 KB take TMA with their out chunks prefetched.
-  for (uint64_t cols : {64u, 96u, 128u}) {
+  // f64 lanes are one element: rows of up to 2 KB, one element per lane of
+  // a CTA, take red, out lines prefetched where out is larger than L2.
+  for (uint64_t cols : {4u, 16u, 64u, 128u, 256u}) {
     const Plan plan = make_plan(contiguous(SCATTERPTX_F64, 4000000, 1000000, cols), h200());
-    EXPECT_EQ(plan.path, SCATTERPTX_PATH_TMA) << cols;
-    EXPECT_TRUE(plan.tma.prefetch_out) << cols;
+    EXPECT_EQ(plan.path, SCATTERPTX_PATH_RED) << cols;
+    EXPECT_EQ(plan.red.vector_bytes, 8u) << cols;
+    EXPECT_EQ(plan.red.prefetch_out, cols > 4) << cols;  // 32 MB of out stays in L2
   }
-  // Rows above 4 KB where not every lane of the red row loop has a whole
-  // batch of four vectors (8 KB: two each; 4092 columns: all but the last
-  // lane), and f64 rows above 128 bytes (no vector red), take TMA.
+  // Rows longer than a CTA's lanes cover once (4 KB; f64 2 KB) where not
+  // every lane of the red row loop has a whole batch of four vectors (8 KB:
+  // two each; 4092 columns: all but the last lane; f64 4 KB: two each) take
+  // TMA.
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 4000000, 1000000, 1028), h200()).path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_BF16, 4000000, 1000000, 2056), h200()).path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 500000, 250000, 2048), h200()).path, SCATTERPTX_PATH_TMA);  // 8 KB
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 250000, 125000, 4092), h200()).path, SCATTERPTX_PATH_TMA);
-  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 2000000, 500000, 128), h200()).path, SCATTERPTX_PATH_TMA);
-  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 100, 100, 640000), h200()).path, SCATTERPTX_PATH_TMA);
-  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 2000000, 500000, 16), h200()).path, SCATTERPTX_PATH_RED);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 4000000, 1000000, 258), h200()).path, SCATTERPTX_PATH_TMA);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 1000000, 1000000, 512), h200()).path, SCATTERPTX_PATH_TMA);
+  // f64 takes red again where every lane batches (from 8 KB), out larger than L2.
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 250000, 125000, 1024), h200()).path, SCATTERPTX_PATH_RED);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 100, 100, 640000), h200()).path, SCATTERPTX_PATH_RED);
 }
 
 TEST(Plan, LongRowsTakeRedWhenEveryLaneBatchesAndOutIsPrefetched) {
@@ -467,7 +472,7 @@ TEST(PlanPrivate, ManyTargetsOrFewRowsPerTargetStayOnTheStreamingPaths) {
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 4000000, kPrivateMaxTargets + 1, 256), h200()).path,
             SCATTERPTX_PATH_RED);
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 3000, 100, 256), h200()).path, SCATTERPTX_PATH_RED);
-  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 3000, 100, 256), h200()).path, SCATTERPTX_PATH_TMA);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 3000, 100, 256), h200()).path, SCATTERPTX_PATH_RED);
   Problem forced = contiguous(SCATTERPTX_F32, 4000000, kPrivateMaxTargets + 1, 256);
   forced.path = SCATTERPTX_PATH_PRIVATE;
   EXPECT_EQ(status_of(forced, h200()), SCATTERPTX_ERROR_INVALID_ARGUMENT);
@@ -489,7 +494,7 @@ TEST(PlanRed, WidestAlignedVectorThatFitsARow) {
   const Case cases[] = {
       {SCATTERPTX_F32, 2, 8},   {SCATTERPTX_F32, 6, 8},   {SCATTERPTX_F32, 8, 16}, {SCATTERPTX_F32, 3, 4},
       {SCATTERPTX_BF16, 2, 4},  {SCATTERPTX_BF16, 4, 8},  {SCATTERPTX_BF16, 6, 4}, {SCATTERPTX_BF16, 3, 2},
-      {SCATTERPTX_F16, 16, 16}, {SCATTERPTX_F64, 1, 8},   {SCATTERPTX_F64, 2, 16}, {SCATTERPTX_F64, 3, 8},
+      {SCATTERPTX_F16, 16, 16}, {SCATTERPTX_F64, 1, 8},   {SCATTERPTX_F64, 2, 8},  {SCATTERPTX_F64, 128, 8},
   };
   for (const Case& c : cases) {
     Problem p = contiguous(c.dtype, 1000, 100, c.cols);

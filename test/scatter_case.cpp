@@ -145,9 +145,9 @@ namespace {
 constexpr int64_t kRedThreadsPerCta = scatterptx::detail::kRedThreadsPerCta;
 constexpr int64_t kRowsPerBatch = 4;  // ROWS_IN_FLIGHT in gen/red_snippets.py
 
-int64_t lanes_per_row(int64_t row_bytes) {
+int64_t lanes_per_row(scatterptx_dtype dtype, int64_t row_bytes) {
   int64_t lanes = 1;
-  while (lanes * 16 < row_bytes) lanes *= 2;
+  while (lanes * red_lane_bytes(dtype) < row_bytes) lanes *= 2;
   return lanes;
 }
 
@@ -160,14 +160,16 @@ int64_t plan_number(const std::string& plan, const std::string& key) {
 
 }  // namespace
 
-int64_t red_row_step(int64_t row_bytes) {
+int64_t red_lane_bytes(scatterptx_dtype dtype) { return dtype == SCATTERPTX_F64 ? 8 : 16; }
+
+int64_t red_row_step(scatterptx_dtype dtype, int64_t row_bytes) {
   const int64_t slots = int64_t{device_attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)} *
                         (device_attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR) / kRedThreadsPerCta);
-  return 2 * slots * (kRedThreadsPerCta / lanes_per_row(row_bytes));
+  return 2 * slots * (kRedThreadsPerCta / lanes_per_row(dtype, row_bytes));
 }
 
 ScatterShape red_prefetch_shape(scatterptx_dtype dtype, scatterptx_index_type index_type, int64_t row_bytes) {
-  const int64_t row_step = red_row_step(row_bytes);
+  const int64_t row_step = red_row_step(dtype, row_bytes);
   ScatterShape s;
   s.dtype = dtype;
   s.index_type = index_type;

@@ -74,8 +74,13 @@ class DeviceScatter {
 // scatterptx_describe_plan's text for args, or "(describe_plan failed: ...)".
 std::string describe_plan(const scatterptx_scatter_add_args& args);
 
+// The bytes one lane of the red path takes of a 16-byte aligned row: a
+// 16-byte vector, f64 one element (it has no vector red).
+int64_t red_lane_bytes(scatterptx_dtype dtype);
+
 // Shapes for the red path's short-row loop with out prefetched: 16-byte
-// aligned rows of row_bytes (at most 4 KB) into an out larger than the
+// aligned rows of row_bytes (at most 256 lanes' red_lane_bytes: 4 KB, f64
+// 2 KB) into an out larger than the
 // device's L2, with enough source rows that every group of lanes runs two
 // full batches of four rows and then a partial one. The source-row count
 // assumes the planner's red grid (two CTAs of 256 threads per resident slot);
@@ -83,7 +88,7 @@ std::string describe_plan(const scatterptx_scatter_add_args& args);
 ScatterShape red_prefetch_shape(scatterptx_dtype dtype, scatterptx_index_type index_type, int64_t row_bytes);
 
 // The rows between two rows of one group of lanes in such a shape's plan.
-int64_t red_row_step(int64_t row_bytes);
+int64_t red_row_step(scatterptx_dtype dtype, int64_t row_bytes);
 
 // Fails unless plan (describe_plan's text of a red plan) prefetches out and
 // gives each group of lanes of its grid more than two batches of src_rows.
