@@ -20,7 +20,7 @@ def vector_add(dtype, vector_bytes):
 
 # Access widths of the red path per dtype: its element, then the vectors the
 # red instruction has. f64 has no vector red, and a 16-byte lane of two
-# scalar reds ran 1.2-1.5 times slower than 8-byte lanes (each of its two
+# scalar reds ran 1.18-1.56 times slower than 8-byte lanes (each of its two
 # instructions covers half of every 32-byte sector it touches, so L2 takes
 # two atomic requests per sector; host/plan_red.cpp has the figures), so f64
 # lanes are one element wide.
