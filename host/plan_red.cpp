@@ -18,10 +18,11 @@ constexpr uint64_t kRedMaxRowBytes = 128;
 // is aligned to and that fits in a row; the element itself otherwise. f64
 // has no vector red, and its lanes are one element: a 16-byte lane of two
 // scalar reds sends L2 two atomic requests for every 32-byte sector, where
-// 8-byte lanes send one. H200, uniform targets, 16-byte against 8-byte
-// lanes (ms): 4M rows of 32 bytes into 1M 0.1519 against 0.1034, of 128
-// bytes 0.4935 against 0.3740; 1 KB rows 7.154 against 6.044; 100 rows of
-// 5.12 MB 0.4762 against 0.3883 (bench/results/2026-12-03-h200-f64-lanes.md).
+// 8-byte lanes send one. H200, 16-byte against 8-byte lanes (ms), uniform
+// targets: 4M rows of 32 bytes into 1M 0.1519 against 0.1034, of 128 bytes
+// 0.4935 against 0.3740; 1 KB rows 7.154 against 6.044; and 100 rows of
+// 5.12 MB into a permutation of 100 targets 0.4762 against 0.3883
+// (bench/results/2026-12-03-h200-f64-lanes.md).
 uint32_t red_vector_bytes(const Problem& p) {
   if (p.dtype == SCATTERPTX_F64) return static_cast<uint32_t>(p.elem_bytes);
   const uint64_t alignment = p.out_address | p.src_address | p.out_row_stride_bytes | p.src_row_stride_bytes;
@@ -56,7 +57,8 @@ bool red_row_loop_batches(const Problem& p, const RedSchedule& s, bool every_lan
 // loads. An out that fits stays in L2 and the prefetches are extra
 // requests. On the H200 (60 MB of L2), uniform targets: 512-byte f32 rows
 // 3.401 -> 2.966 ms, 256-byte bf16 1.684 -> 1.496, 128-byte f32 0.440 ->
-// 0.395, 64-byte 0.248 -> 0.238, 1 KB f64 2.314 -> 1.927; sorted targets,
+// 0.395, 64-byte 0.248 -> 0.238, 1 KB f64 (16-byte lanes then) 2.314 ->
+// 1.927; sorted targets,
 // whose lines are mostly in L2 already, lose a little (512-byte f32 2.004 ->
 // 2.075, 1 KB 2.141 -> 2.159), and so do 32-byte rows into 32 MB of out
 // (0.1162 -> 0.1198) (bench/results/2026-12-03-h200-red-out-prefetch.md).
@@ -144,16 +146,17 @@ void plan_red(const Problem& p, const DeviceLimits& device, Plan& plan) {
 // (bench/results/2026-12-03-h200-red-row-prefetch.md); f64 8 KB rows 1.546
 // against 1.750, 100 rows of 5.12 MB 0.386 against 0.447. TMA stays ahead
 // where lanes take a few vectors each and no batch (red against TMA): f32
-// 8 KB rows (two vectors per lane) 3.571 against 3.468; f64 3 KB 3.619
-// against 2.689, 4 KB 2.071 against 1.760, 6 KB 2.991 against 2.635.
+// 8 KB rows (two vectors per lane) 3.571 against 3.468 (the same file); f64
+// 3 KB 3.619 against 2.689, 4 KB 2.071 against 1.760, 6 KB 2.991 against
+// 2.635 (bench/results/2026-12-03-h200-f64-lanes.md, as what follows).
 // Between, the measures are mixed and the rule keeps TMA: f32 rows of 14 KB
 // 3.064 against 3.058, 15 KB 3.204 against 3.276, 16000 bytes 3.724
 // against 3.504, 16368 bytes (all lanes but one batch) 3.581 against 3.815.
 // So do long rows into out within L2, where red was 2-6% faster on uniform
 // targets (1 x 16M bf16 0.0321 against 0.0336, 20000 rows of 16 KB bf16
 // into 1000 0.1632 against 0.1740) but 5% slower on sorted ones (200000
-// rows of 16 KB f32 into 1000 1.713 against 1.628)
-// (bench/results/2026-12-03-h200-f64-lanes.md).
+// rows of 16 KB f32 into 1000 1.713 against 1.628). Not measured: f64 rows
+// of 136 bytes to 2 KB into out within L2, which take red as f32 does.
 bool tma_beats_red(const Problem& p, const DeviceLimits& device) {
   if (p.row_bytes() <= kRedMaxRowBytes) return false;
   uint64_t grid_x = 0;

@@ -201,7 +201,9 @@ TEST_P(ScatterAddTest, LongRowsInBatchesOfVectorsThenOneByOneThenAPartialVector)
   // ending in the partial vector. W = 771: lanes 0-2 batch up to the last
   // whole vector (770) and stop; lane 3's batch would end on the partial one,
   // so it takes its four one by one, the last in the tail loop. f64 lanes
-  // are one element (8 bytes), which has no half: its rows are W elements.
+  // are one element (8 bytes), which has no half: its rows are W elements,
+  // strides W + 1 (8-byte aligned), no tail, and at W = 771 lane 3 takes
+  // its three one by one.
   const int64_t lane_bytes = red_lane_bytes(dtype());
   const int64_t per_vector = lane_bytes / static_cast<int64_t>(element_bytes(dtype()));
   for (int64_t whole : {1282, 771}) {

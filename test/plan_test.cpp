@@ -147,9 +147,6 @@ TEST(Plan, AutoTakesVectorRedUpToRowsOneCtaCovers) {
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F32, 250000, 125000, 4092), h200()).path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 4000000, 1000000, 258), h200()).path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 1000000, 1000000, 512), h200()).path, SCATTERPTX_PATH_TMA);
-  // f64 takes red again where every lane batches (from 8 KB), out larger than L2.
-  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 250000, 125000, 1024), h200()).path, SCATTERPTX_PATH_RED);
-  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 100, 100, 640000), h200()).path, SCATTERPTX_PATH_RED);
 }
 
 TEST(Plan, LongRowsTakeRedWhenEveryLaneBatchesAndOutIsPrefetched) {
@@ -161,6 +158,13 @@ TEST(Plan, LongRowsTakeRedWhenEveryLaneBatchesAndOutIsPrefetched) {
     EXPECT_TRUE(plan.red.prefetch_out) << dtype;
     EXPECT_EQ(make_plan(contiguous(dtype, 2000, 10000, 2 * per_16_kb), h200()).path, SCATTERPTX_PATH_RED);
   }
+  // f64 lanes are one element: from 8 KB; 1022 elements leave lanes 254
+  // and 255 three each.
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 250000, 125000, 1024), h200()).path, SCATTERPTX_PATH_RED);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 250000, 125000, 1022), h200()).path, SCATTERPTX_PATH_TMA);
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 250000, h200().l2_bytes / 8192, 1024), h200()).path,
+            SCATTERPTX_PATH_TMA);  // out within L2
+  EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 100, 100, 640000), h200()).path, SCATTERPTX_PATH_RED);
   // Few rows spread along y: every lane of every CTA column batches.
   Plan plan = make_plan(contiguous(SCATTERPTX_F32, 100, 100, 640000), h200());
   EXPECT_EQ(plan.path, SCATTERPTX_PATH_RED);
