@@ -10,12 +10,9 @@ def scalar_add(dtype):
 def vector_add(dtype, vector_bytes):
     """One vector_bytes load per lane and the widest red the ISA has for it
     (the row loop's one-by-one vectors, registers %w0..)."""
-    _, count, load, reds = _plain_lane_access(dtype, vector_bytes)
-    lines = [f"{load} {_regs('w', range(count))}, [%src_addr];"]
-    for instruction, offset, indices in reds:
-        where = f"[%out_addr+{offset}]" if offset else "[%out_addr]"
-        lines.append(f"{instruction} {where}, {_regs('w', indices)};")
-    return "\n    ".join(lines)
+    _, count, load, red = _plain_lane_access(dtype, vector_bytes)
+    regs = _regs("w", count)
+    return f"{load} {regs}, [%src_addr];\n    {red} [%out_addr], {regs};"
 
 
 # Access widths of the red path per dtype: its element, then the vectors the
@@ -49,31 +46,30 @@ def _hinted(instruction, family):
 
 
 def _lane_access(dtype, vector_bytes):
-    """(register prefix and type, registers per access, load, reds) of one
-    lane's access of vector_bytes, in the short-row loop's hinted forms (the
-    load takes %stream_policy, the reds %out_policy); the reds as
-    (instruction, byte offset, register indices)."""
-    kind, count, load, reds = _plain_lane_access(dtype, vector_bytes)
-    return (kind, count, _hinted(load, "ld.global.nc"),
-            [(_hinted(red, "red.global.add"), offset, indices) for red, offset, indices in reds])
+    """(register type, registers per access, load, red) of one lane's access
+    of vector_bytes, in the short-row loop's hinted forms (the load takes
+    %stream_policy, the red %out_policy)."""
+    kind, count, load, red = _plain_lane_access(dtype, vector_bytes)
+    return kind, count, _hinted(load, "ld.global.nc"), _hinted(red, "red.global.add")
 
 
 def _plain_lane_access(dtype, vector_bytes):
+    """(register type, registers per access, load, red) of one lane's access
+    of vector_bytes: one load and one red of all its registers."""
     if vector_bytes == dtype.size:
-        return dtype.value_reg, 1, dtype.scalar_load, [(dtype.scalar_red, 0, [0])]
+        return dtype.value_reg, 1, dtype.scalar_load, dtype.scalar_red
     assert dtype.name != "f64", "f64 has no vector red"
     words = vector_bytes // 4
     vec = f".v{words}" if words > 1 else ""
     if dtype.name == "f32":
-        return ".f32", words, f"ld.global.nc{vec}.f32", [(f"red.global.add{vec}.f32", 0, list(range(words)))]
-    return (".b32", words, f"ld.global.nc{vec}.b32",
-            [(f"red.global.add.noftz{vec}.{dtype.name}x2", 0, list(range(words)))])
+        return ".f32", words, f"ld.global.nc{vec}.f32", f"red.global.add{vec}.f32"
+    return ".b32", words, f"ld.global.nc{vec}.b32", f"red.global.add.noftz{vec}.{dtype.name}x2"
 
 
-def _regs(prefix, indices):
-    """The registers %{prefix}{i} of indices, as a vector operand where there
-    are several."""
-    names = [f"%{prefix}{i}" for i in indices]
+def _regs(prefix, count):
+    """The registers %{prefix}0.. of one access, as a vector operand where
+    there are several."""
+    names = [f"%{prefix}{i}" for i in range(count)]
     return "{" + ", ".join(names) + "}" if len(names) > 1 else names[0]
 
 
@@ -129,7 +125,7 @@ def inflight_loads(dtype, vector_bytes, index):
         lines.append(f"and.pred            %go{u}, %in{u}, %lane_on;")
         lines.append(f"mad.lo.u64          %src_addr, %ra{u}, %src_stride, %src;")
         lines.append("add.u64             %src_addr, %src_addr, %lane_off;")
-        lines.append(f"@%go{u} {load} {_regs(f'y{u}_', range(count))}, [%src_addr], %stream_policy;")
+        lines.append(f"@%go{u} {load} {_regs(f'y{u}_', count)}, [%src_addr], %stream_policy;")
     for u in range(ROWS_IN_FLIGHT):
         lines.append(f"mad.lo.u64          %na{u}, %row_step, {ROWS_IN_FLIGHT}, %ra{u};")
         lines.append(f"setp.lt.u64         %nin{u}, %na{u}, %rows;")
@@ -141,7 +137,7 @@ def inflight_reds(dtype, vector_bytes, index):
     """Each row's range check, error record and reds, in row order; then the
     next batch made current, with its out lines prefetched into L2 by the
     lanes at offsets 0, 128, ... of their row (%prefetch_lane)."""
-    _, _, _, reds = _lane_access(dtype, vector_bytes)
+    _, count, _, red = _lane_access(dtype, vector_bytes)
     lines = []
     for u in range(ROWS_IN_FLIGHT):
         lines += [f"// Row {u}: unsigned compare, so negative indices fail it too.",
@@ -154,9 +150,7 @@ def inflight_reds(dtype, vector_bytes, index):
                   f"and.pred            %go{u}, %go{u}, %p;",
                   f"mad.lo.u64          %out_addr, %tg{u}, %out_stride, %out;",
                   "add.u64             %out_addr, %out_addr, %lane_off;"]
-        for instruction, offset, indices in reds:
-            where = f"[%out_addr+{offset}]" if offset else "[%out_addr]"
-            lines.append(f"@%go{u} {instruction} {where}, {_regs(f'y{u}_', indices)}, %out_policy;")
+        lines.append(f"@%go{u} {red} [%out_addr], {_regs(f'y{u}_', count)}, %out_policy;")
     for u in range(ROWS_IN_FLIGHT):
         lines += _index_widen(index, u)
         lines += [f"// Next row {u}: its out line, unless the index is bad.",
@@ -181,7 +175,7 @@ def row_vector_batch(dtype, vector_bytes):
     256 x vector bytes x CTAs along y, a multiple of 128 bytes: the other
     three vectors start lines too. The registers are the short-row loop's
     (the two loops never meet)."""
-    _, count, load, reds = _plain_lane_access(dtype, vector_bytes)
+    _, count, load, red = _plain_lane_access(dtype, vector_bytes)
     lines = ["add.u64             %src_addr, %src_row, %off;",
              "add.u64             %out_addr, %out_row, %off;",
              "and.b64             %t64, %out_addr, 127;",
@@ -193,9 +187,7 @@ def row_vector_batch(dtype, vector_bytes):
     for u in range(ROWS_IN_FLIGHT):
         step = f"mad.lo.u64          %ra{u}, %v_step_bytes, {u}, %src_addr;"
         lines.append(step if u else "mov.u64             %ra0, %src_addr;")
-        lines.append(f"{load} {_regs(f'y{u}_', range(count))}, [%ra{u}];")
+        lines.append(f"{load} {_regs(f'y{u}_', count)}, [%ra{u}];")
     for u in range(ROWS_IN_FLIGHT):
-        for instruction, offset, indices in reds:
-            where = f"[%tg{u}+{offset}]" if offset else f"[%tg{u}]"
-            lines.append(f"{instruction} {where}, {_regs(f'y{u}_', indices)};")
+        lines.append(f"{red} [%tg{u}], {_regs(f'y{u}_', count)};")
     return "\n    ".join(lines)
