@@ -36,6 +36,23 @@ def vector_regs(dtype):
 ROWS_IN_FLIGHT = 4
 
 
+# Threads per CTA of every red launch (the planner's kRedThreadsPerCta,
+# host/plan.hpp; the manifest test checks they agree).
+RED_THREADS_PER_CTA = 256
+
+
+def cta_bounds(vector_bytes):
+    """The entry's launch bounds. With its block size known ptxas fits the
+    registers to whole CTAs per SM (64 registers: four; 80: three), which
+    keeps every variant at the CTAs per SM it had before the short-row loop
+    folded runs: four for narrow lanes with 32-bit indices, three for the
+    rest. 16-byte lanes hold 16 value registers for the loop's four rows;
+    with 64-bit indices ptxas gives them 83 registers unasked, and only two
+    CTAs fit, so they ask for three (80 registers, no spills)."""
+    bounds = f".maxntid {RED_THREADS_PER_CTA}, 1, 1"
+    return bounds + "\n.minnctapersm 3" if vector_bytes == 16 else bounds
+
+
 def _hinted(instruction, family):
     """instruction with .L2::cache_hint after its family (ld.global.nc or
     red.global.add) and .noftz, where the ISA's grammar puts it: the
@@ -73,11 +90,21 @@ def _regs(prefix, count):
     return "{" + ", ".join(names) + "}" if len(names) > 1 else names[0]
 
 
+def _lane_sum(dtype, vector_bytes):
+    """The add of two lane values of vector_bytes, register by register (f16
+    and bf16 pairs packed in .b32, as their vector reds take them)."""
+    if dtype.name == "f32":
+        return "add.rn.ftz.f32"  # as red.add.f32, which flushes subnormals
+    if dtype.name == "f64":
+        return "add.rn.f64"
+    return f"add.rn.{dtype.name}" if vector_bytes == dtype.size else f"add.rn.{dtype.name}x2"
+
+
 def inflight_regs(dtype, vector_bytes, index):
     kind, count, _, _ = _lane_access(dtype, vector_bytes)
     rows = range(ROWS_IN_FLIGHT)
     regs = [f".reg {kind}   {', '.join(f'%y{u}_{i}' for u in rows for i in range(count))};",
-            f".reg .pred  {', '.join(f'%in{u}, %go{u}, %nin{u}' for u in rows)};",
+            f".reg .pred  %merge, {', '.join(f'%in{u}, %go{u}, %nin{u}' for u in rows)};",
             f".reg .b64   {', '.join(f'%tg{u}, %ra{u}, %ntg{u}, %na{u}' for u in rows)};"]
     if index.size == 4:
         regs.append(f".reg .b32   {', '.join(f'%ntgs{u}' for u in rows)};")
@@ -108,7 +135,7 @@ def inflight_preload(index):
     step (inflight_reds) makes them current."""
     lines = []
     for u in range(ROWS_IN_FLIGHT):
-        lines.append(f"add.u64             %na{u}, %na{u - 1}, %row_step;" if u else "mov.u64             %na0, %row;")
+        lines.append(f"add.u64             %na{u}, %na{u - 1}, 1;" if u else "mov.u64             %na0, %row;")
         lines.append(f"setp.lt.u64         %nin{u}, %na{u}, %rows;")
         lines += _index_load(index, f"%nin{u}", f"%na{u}", u)
     for u in range(ROWS_IN_FLIGHT):
@@ -134,10 +161,14 @@ def inflight_loads(dtype, vector_bytes, index):
 
 
 def inflight_reds(dtype, vector_bytes, index):
-    """Each row's range check, error record and reds, in row order; then the
-    next batch made current, with its out lines prefetched into L2 by the
-    lanes at offsets 0, 128, ... of their row (%prefetch_lane)."""
+    """Each row's range check, error record and red, in row order; a row whose
+    target is the next row's adds its values into that row's instead of
+    sending its own red (the batch's rows are consecutive, so sorted or
+    clustered targets send one red per run in the batch); then the next
+    batch made current, with its out lines prefetched into L2 by the lanes
+    at offsets 0, 128, ... of their row (%prefetch_lane), once per run."""
     _, count, _, red = _lane_access(dtype, vector_bytes)
+    add = _lane_sum(dtype, vector_bytes)
     lines = []
     for u in range(ROWS_IN_FLIGHT):
         lines += [f"// Row {u}: unsigned compare, so negative indices fail it too.",
@@ -147,17 +178,27 @@ def inflight_reds(dtype, vector_bytes, index):
                   f"and.pred            %bad, %bad, %lane0;",
                   f"add.u64             %t64, %row_base, %ra{u};",
                   f"@%bad red.global.min.u64 [%record], %t64;",
-                  f"and.pred            %go{u}, %go{u}, %p;",
-                  f"mad.lo.u64          %out_addr, %tg{u}, %out_stride, %out;",
+                  f"and.pred            %go{u}, %go{u}, %p;"]
+        if u + 1 < ROWS_IN_FLIGHT:
+            # Row u + 1 exists (in range of the launch) and has row u's
+            # target: it carries row u's values (a bad target's rows send
+            # nothing either way).
+            lines += [f"setp.eq.and.u64     %merge, %tg{u + 1}, %tg{u}, %in{u + 1};"]
+            lines += [f"@%merge {add:<15} %y{u + 1}_{i}, %y{u + 1}_{i}, %y{u}_{i};" for i in range(count)]
+            lines += [f"@%merge mov.pred    %go{u}, 0;"]
+        lines += [f"mad.lo.u64          %out_addr, %tg{u}, %out_stride, %out;",
                   "add.u64             %out_addr, %out_addr, %lane_off;"]
         lines.append(f"@%go{u} {red} [%out_addr], {_regs(f'y{u}_', count)}, %out_policy;")
     for u in range(ROWS_IN_FLIGHT):
         lines += _index_widen(index, u)
-        lines += [f"// Next row {u}: its out line, unless the index is bad.",
+        lines += [f"// Next row {u}: its out line, unless the index is bad"
+                  + (" or the row before has the same target." if u else "."),
                   f"setp.lt.u64         %p, %ntg{u}, %out_rows;",
                   f"and.pred            %p, %p, %nin{u};",
-                  "and.pred            %p, %p, %prefetch_lane;",
-                  f"mad.lo.u64          %out_addr, %ntg{u}, %out_stride, %out;",
+                  "and.pred            %p, %p, %prefetch_lane;"]
+        if u:
+            lines += [f"setp.ne.and.u64     %p, %ntg{u}, %ntg{u - 1}, %p;"]
+        lines += [f"mad.lo.u64          %out_addr, %ntg{u}, %out_stride, %out;",
                   "add.u64             %out_addr, %out_addr, %lane_off;",
                   "@%p prefetch.global.L2 [%out_addr];"]
         lines += _make_current(u)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import group_snippets as group
 import segment_snippets as segment
 from private_snippets import private_substitutions
-from red_snippets import (RED_VECTOR_BYTES, ROWS_IN_FLIGHT, inflight_preload, inflight_loads, inflight_reds, inflight_regs,
-                          row_vector_batch, scalar_add, vector_add, vector_regs)
+from red_snippets import (RED_VECTOR_BYTES, ROWS_IN_FLIGHT, cta_bounds, inflight_preload, inflight_loads, inflight_reds,
+                          inflight_regs, row_vector_batch, scalar_add, vector_add, vector_regs)
 
 
 @dataclass(frozen=True)
@@ -164,6 +164,7 @@ def variants():
                 body = scalar_add(dtype) if vector_bytes == dtype.size else vector_add(dtype, vector_bytes)
                 out.append(Variant(name, "row_red", dtype, index, vector_bytes, "row_red.ptx.in",
                                    dict(common, ENTRY=name,
+                                        CTA_BOUNDS=cta_bounds(vector_bytes),
                                         VECTOR_BYTES=str(vector_bytes),
                                         VECTOR_ELEMS=str(vector_bytes // dtype.size),
                                         VALUE_REGS=f".reg {dtype.value_reg}  %x;\n    "

@@ -49,8 +49,9 @@ struct TmaSchedule {
   bool prefetch_out = false;    // prefetch each pair's out chunk into L2 with its load
 };
 
-// Whole vectors a lane of the red row loop loads before their reds
-// (ROWS_IN_FLIGHT in gen/red_snippets.py; the manifest test checks the PTX).
+// Whole vectors a lane of the red row loop loads before their reds, and
+// the consecutive rows of one batch of its short-row loop (ROWS_IN_FLIGHT in
+// gen/red_snippets.py; the manifest test checks the PTX).
 inline constexpr uint64_t kRedBatchVectors = 4;
 
 struct RedSchedule {

@@ -101,9 +101,13 @@ RedSchedule red_schedule(const Problem& p, const DeviceLimits& device, uint64_t&
          (1u << s.lanes_per_row_log2) < kRedThreadsPerCta) {
     ++s.lanes_per_row_log2;
   }
-  const uint64_t rows_per_cta = kRedThreadsPerCta >> s.lanes_per_row_log2;
+  const uint64_t groups_per_cta = kRedThreadsPerCta >> s.lanes_per_row_log2;
   const uint64_t resident = uint64_t{device.sm_count} * (device.max_threads_per_sm / kRedThreadsPerCta);
-  grid_x = std::max<uint64_t>(1, std::min({ceil_div(p.src_rows, rows_per_cta), 2 * resident, device.max_grid_x}));
+  // A group takes one row at a time, or in the short-row loop a batch of
+  // kRedBatchVectors consecutive rows (grid_y is still 1 here, and stays 1
+  // for the rows that loop takes: they fit one CTA).
+  const uint64_t units = red_takes_short_row_loop(p, s) ? ceil_div(p.src_rows, kRedBatchVectors) : p.src_rows;
+  grid_x = std::max<uint64_t>(1, std::min({ceil_div(units, groups_per_cta), 2 * resident, device.max_grid_x}));
   // Few, long rows: spread each row's vectors over CTAs along y as well.
   const uint64_t row_ctas = ceil_div(s.vectors_per_row, kRedThreadsPerCta);
   if (row_ctas > 1 && grid_x < resident) {

@@ -151,19 +151,28 @@ TEST_P(IndexErrorTest, OutOfRangeRowsAreSkippedWhereOutIsPrefetched) {
 TEST_P(IndexErrorTest, OutOfRangeRowsAreSkippedWhereRedPrefetchesOut) {
   // 64-byte rows into an out larger than L2, where the red path prefetches
   // the next batch's out lines (its prefetch is predicated off for a bad
-  // index): bad rows are skipped and reported there too. Group g of the grid
-  // takes rows g + k * step (red_prefetch_shape: two full batches of four
-  // and a partial one), so the bad rows below sit in each slot of its first
-  // batch, in its second batch, and in its last, partial one.
+  // index): bad rows are skipped and reported there too. The loop's batches
+  // are four consecutive rows, group g taking batches g, g + step, ...
+  // (red_prefetch_shape), and a row whose target is the next row's adds
+  // into that row instead of sending its red. The bad rows below cover
+  // every batch slot (row % 4), a group's first, second, third and last
+  // (partial) batch, and a run of one target that spans batches: alone, two
+  // side by side with one bad value, and at a batch's first and last slots.
   if (path() == SCATTERPTX_PATH_PRIVATE) GTEST_SKIP() << "more targets than the privatised path takes";
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
   const ScatterShape s = red_prefetch_shape(SCATTERPTX_F32, index_type(), 64);
-  const int64_t step = red_row_step(SCATTERPTX_F32, 64);
+  const int64_t step = red_batch_step(SCATTERPTX_F32, 64);
   HostScatter host = make_random_scatter(s, seed);
-  const std::vector<int64_t> bad_rows = {40, 41, step + 5, 2 * step + 7, 3 * step + 9, 5 * step + 11,
-                                         8 * step + 13, s.src_rows - 1};
+  for (size_t row = 200; row < 264; ++row) host.index[row] = 5;
+  // Batch slots (row % 4): 40, 41, 202, 207 take 0-3; 208 opens a batch
+  // inside the run; 213 and 214 are neighbours; 4 step + 5 and + 7 sit in
+  // second batches, 8 step + 9 in a third, src_rows - 1 in the last.
+  const std::vector<int64_t> bad_rows = {40,           41,           202,          207,
+                                         208,          213,          214,          4 * step + 5,
+                                         4 * step + 7, 8 * step + 9, s.src_rows - 1};
   for (int64_t row : bad_rows) host.index[static_cast<size_t>(row)] = row % 2 == 0 ? -1 : s.out_rows;
+  host.index[214] = host.index[213];  // neighbours with one bad value
   const BadIndex smallest{29, std::numeric_limits<int32_t>::max()};
   host.index[29] = smallest.value;
   if (path() == SCATTERPTX_PATH_RED) {

@@ -145,15 +145,84 @@ TEST_P(ScatterAddTest, SortedTargetsInRuns) {
   }
 }
 
+// Non-zero multiples of 1/8 up to 1/2: every partial sum of up to 64 of
+// them is exact in every dtype (bf16 holds the multiples of 1/8 up to 32).
+void fill_eighths(HostMatrix& m, Rng& rng) {
+  for (int64_t r = 0; r < m.rows; ++r) {
+    for (int64_t c = 0; c < m.cols; ++c) {
+      const double eighths = static_cast<double>(1 + rng.below(4)) * (rng.below(2) != 0 ? 1 : -1);
+      store_element(m.dtype, m.row(r) + static_cast<size_t>(c) * element_bytes(m.dtype), eighths / 8);
+    }
+  }
+}
+
+TEST_P(ScatterAddTest, RunsOfOneTargetInConsecutiveRows) {
+  // The red path's short-row loop takes batches of four consecutive rows and
+  // folds a row into the next one when both have one target, so runs of 1
+  // to 9 rows start at every slot of a batch and cross batches; every
+  // fifth run repeats the target of the run before the last (equal
+  // targets that are not neighbours). Rows of 2 bytes to 2 KB: one-element
+  // lanes up to whole 16-byte vectors (f64 256 columns: 2 KB, 256 lanes);
+  // 20011 rows leave the last batch partial. 20000 targets: a target gets
+  // about one run, rarely more than three. Values are eighths, so every
+  // sum is exact and a row lost or added twice shows in every dtype (in
+  // bf16 the rounding bound alone could hide it).
+  for (int64_t cols : {1, 2, 8, 64, 256}) {
+    ScatterShape s = shape(/*out_rows=*/20000, /*src_rows=*/20011, cols);
+    const uint64_t seed = fresh_seed();
+    SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
+    HostScatter host = make_random_scatter(s, seed);
+    Rng rng(derive_seed(seed, 7));
+    fill_eighths(host.src, rng);
+    fill_eighths(host.out0, rng);
+    std::vector<int64_t> run_targets;
+    for (size_t row = 0, run = 0; row < host.index.size(); ++run) {
+      const int64_t target = run % 5 == 4 ? run_targets[run - 2] : rng.below(s.out_rows);
+      run_targets.push_back(target);
+      for (size_t k = 0; k < run % 9 + 1 && row < host.index.size(); ++k) host.index[row++] = target;
+    }
+    std::vector<int64_t> adds(static_cast<size_t>(s.out_rows), 0);
+    for (int64_t target : host.index) ++adds[static_cast<size_t>(target)];
+    ASSERT_LE(*std::max_element(adds.begin(), adds.end()), 63) << "sums would not be exact";
+
+    DeviceScatter device(s, host);
+    const scatterptx_scatter_add_args args = device.args(path(), SCATTERPTX_INDEX_RECORD);
+    const scatterptx_status status = scatterptx_scatter_add(&args, nullptr);
+    const DeviceScatter::Refusal refusal = device.refusal(path());
+    if (refusal == DeviceScatter::Refusal::kMust ||
+        (refusal == DeviceScatter::Refusal::kMay && status == SCATTERPTX_ERROR_INVALID_ARGUMENT)) {
+      EXPECT_EQ(status, SCATTERPTX_ERROR_INVALID_ARGUMENT);
+      continue;
+    }
+    ASSERT_EQ(status, SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+    expect_scatter_result(s, host, device, 1);
+    HostMatrix exact = host.out0;
+    for (int64_t i = 0; i < s.src_rows; ++i) {
+      for (int64_t c = 0; c < cols; ++c) {
+        unsigned char* element =
+            exact.row(host.index[static_cast<size_t>(i)]) + static_cast<size_t>(c) * element_bytes(s.dtype);
+        store_element(s.dtype, element, load_element(s.dtype, element) + host.src.at(i, c));
+      }
+    }
+    const HostMatrix got = device.download_out();
+    int64_t wrong = 0;
+    for (int64_t r = 0; r < s.out_rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) wrong += got.at(r, c) != exact.at(r, c) ? 1 : 0;
+    }
+    EXPECT_EQ(wrong, 0) << "elements differing from the exact sums";
+    if (HasFatalFailure() || wrong != 0) return;
+  }
+}
+
 TEST_P(ScatterAddTest, ShortRowsIntoOutLargerThanL2) {
   // Out larger than L2: the red path's short-row loop prefetches the next
   // batch's out lines, from the lanes at offsets 0, 128, ... of their row:
   // one per 64-byte row, four per 512-byte row, 32 per 4 KB row (the longest
   // the loop takes: 256 lanes of 16 bytes; f64 lanes are 8 bytes, so 2 KB
-  // and 16 prefetches). Every group of lanes runs two full batches and a
-  // partial one (red_prefetch_shape). The first rows (up to 20000) go in
-  // runs of 37 to one target, so that one target's rows are spread over
-  // groups, CTAs, batch slots and (for the longest rows) batches; uniform
+  // and 16 prefetches). Every group of lanes runs two full batches, some a
+  // third, and the last batch is partial (red_prefetch_shape). The first
+  // rows (up to 20000) go in runs of 37 to one target, so that one target's
+  // rows are spread over batch slots, batches, groups and CTAs; uniform
   // targets after them.
   const int64_t longest = int64_t{scatterptx::detail::kRedThreadsPerCta} * red_lane_bytes(dtype());
   for (int64_t row_bytes : {int64_t{64}, int64_t{512}, longest}) {
@@ -164,6 +233,12 @@ TEST_P(ScatterAddTest, ShortRowsIntoOutLargerThanL2) {
     for (int64_t i = 0; i < std::min<int64_t>(20000, s.src_rows); ++i) {
       host.index[static_cast<size_t>(i)] = i / 37 * 11;
     }
+    // The group with the last, partial batch (rows 9 step .. 9 step + 2)
+    // had rows 5 step .. 5 step + 3 before it: its last row's target in
+    // the slot the partial batch leaves empty must not take in row
+    // 9 step + 2, which has the same target.
+    const int64_t step = red_batch_step(dtype(), row_bytes);
+    host.index[static_cast<size_t>(5 * step + 3)] = host.index[static_cast<size_t>(9 * step + 2)];
     if (path() == SCATTERPTX_PATH_RED) {
       DeviceScatter probe(s, host);
       check_short_row_batches(describe_plan(probe.args(path(), SCATTERPTX_INDEX_RECORD)), s.src_rows);

@@ -17,6 +17,7 @@ using scatterptx::detail::kKernelImages;
 using scatterptx::detail::kKernelVariantCount;
 using scatterptx::detail::kKernelVariants;
 using scatterptx::detail::kRedBatchVectors;
+using scatterptx::detail::kRedThreadsPerCta;
 
 TEST(KernelManifest, HasEveryDtypeIndexAndPathVariant) {
   std::set<std::string> names;
@@ -34,10 +35,6 @@ TEST(KernelManifest, HasEveryDtypeIndexAndPathVariant) {
   }
 }
 
-// The red kernel's L2 priorities: from the policies' creation to the row
-// loop (the short-row loop and its preload) every value and index load and
-// every add carries a policy; the row loop's carry none; and the evict_last
-// share is created only for a fraction above 0.
 // The row loop's batch is as long as the planner counts (kRedBatchVectors):
 // its step over the batch, and one out-line prefetch per vector.
 void expect_row_loop_batch_of(uint64_t vectors, const std::string& ptx) {
@@ -51,6 +48,27 @@ void expect_row_loop_batch_of(uint64_t vectors, const std::string& ptx) {
   EXPECT_EQ(prefetches, vectors);
 }
 
+// The red kernel's launch bound is the planner's block size, and its
+// short-row loop folds each row whose target is the next row's into that
+// row (one compare per pair of neighbours in a batch).
+void expect_red_bounds_and_runs(const std::string& ptx) {
+  EXPECT_NE(ptx.find(".maxntid " + std::to_string(kRedThreadsPerCta) + ", 1, 1"), std::string::npos);
+  // 16-byte lanes keep three CTAs per SM (gen/red_snippets.py, cta_bounds).
+  const bool wide_lanes = ptx.find("red.global.add.L2::cache_hint.v4") != std::string::npos ||
+                          ptx.find("red.global.add.noftz.L2::cache_hint.v4") != std::string::npos;
+  EXPECT_EQ(ptx.find(".minnctapersm 3") != std::string::npos, wide_lanes);
+  size_t merges = 0;
+  for (size_t at = ptx.find("setp.eq.and.u64     %merge"); at != std::string::npos;
+       at = ptx.find("setp.eq.and.u64     %merge", at + 1)) {
+    ++merges;
+  }
+  EXPECT_EQ(merges, kRedBatchVectors - 1);
+}
+
+// The red kernel's L2 priorities: from the policies' creation to the row
+// loop (the short-row loop and its preload) every value and index load and
+// every red carries a policy; the row loop's carry none; and the evict_last
+// share is created only for a fraction above 0.
 void expect_short_row_loop_alone_hinted(const std::string& ptx) {
   const size_t begin = ptx.find("createpolicy.fractional.L2::evict_first.b64 %stream_policy");
   const size_t row_loop = ptx.find("\nROW_LOOP:");
@@ -95,6 +113,7 @@ TEST(KernelManifest, EveryVariantIsAssembledForSm90WithItsPtx) {
       EXPECT_NE(ptx.find("red.global.add"), std::string::npos);
       expect_short_row_loop_alone_hinted(ptx);
       expect_row_loop_batch_of(kRedBatchVectors, ptx);
+      expect_red_bounds_and_runs(ptx);
     } else if (variant.family == KernelFamily::index_record_take) {
       EXPECT_NE(ptx.find("atom.global.exch.b64"), std::string::npos);
     } else if (variant.family == KernelFamily::group_histogram_index ||

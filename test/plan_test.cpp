@@ -211,6 +211,25 @@ TEST(Plan, RedVectorisesWhenAligned) {
   EXPECT_STREQ(kKernelVariants[plan.variant].name, "row_red_vec16_f16_i64");
 }
 
+TEST(Plan, RedShortRowGridCoversBatchesOfFourRows) {
+  // 64-byte f32 rows: 4 lanes a row, 64 groups a CTA, each taking batches of
+  // four consecutive rows; the grid stops at two CTAs per resident slot.
+  Problem p = contiguous(SCATTERPTX_F32, 20000, 1000, 16);
+  p.path = SCATTERPTX_PATH_RED;
+  Plan plan = make_plan(p, h200());
+  ASSERT_EQ(plan.path, SCATTERPTX_PATH_RED);
+  EXPECT_EQ(plan.red.lanes_per_row_log2, 2u);
+  EXPECT_EQ(plan.launches[0].grid_x, 79u);  // ceil(5000 batches / 64)
+  p.src_rows = 4000000;
+  plan = make_plan(p, h200());
+  EXPECT_EQ(plan.launches[0].grid_x, 2u * 132 * 8);
+  // Rows longer than one access per lane take one row at a time.
+  p = contiguous(SCATTERPTX_F32, 1000, 1000, 2047);  // 8 KB rows less one element
+  p.path = SCATTERPTX_PATH_RED;
+  plan = make_plan(p, h200());
+  EXPECT_EQ(plan.launches[0].grid_x, 1000u);  // one row per CTA of 256 lanes
+}
+
 TEST(Plan, RedSpreadsFewLongRowsAlongY) {
   Problem p = contiguous(SCATTERPTX_F32, 100, 100, 640001);  // odd: TMA ineligible
   const Plan plan = make_plan(p, h200());

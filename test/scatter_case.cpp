@@ -162,21 +162,22 @@ int64_t plan_number(const std::string& plan, const std::string& key) {
 
 int64_t red_lane_bytes(scatterptx_dtype dtype) { return dtype == SCATTERPTX_F64 ? 8 : 16; }
 
-int64_t red_row_step(scatterptx_dtype dtype, int64_t row_bytes) {
+int64_t red_batch_step(scatterptx_dtype dtype, int64_t row_bytes) {
   const int64_t slots = int64_t{device_attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)} *
                         (device_attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR) / kRedThreadsPerCta);
   return 2 * slots * (kRedThreadsPerCta / lanes_per_row(dtype, row_bytes));
 }
 
 ScatterShape red_prefetch_shape(scatterptx_dtype dtype, scatterptx_index_type index_type, int64_t row_bytes) {
-  const int64_t row_step = red_row_step(dtype, row_bytes);
+  const int64_t step = red_batch_step(dtype, row_bytes);
   ScatterShape s;
   s.dtype = dtype;
   s.index_type = index_type;
   s.cols = row_bytes / static_cast<int64_t>(element_bytes(dtype));
   s.out_rows = device_attribute(CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE) / row_bytes + 4099;
-  // Group g takes rows g, g + step, ...: 9 or 10 rows each, the last batch partial.
-  s.src_rows = (2 * kRowsPerBatch + 1) * row_step + 3;
+  // 2.25 x step full batches of four and one of three rows: group g takes
+  // batches g and g + step, and g + 2 step where that exists.
+  s.src_rows = (2 * kRowsPerBatch + 1) * step + 3;
   return s;
 }
 
@@ -186,9 +187,9 @@ void check_short_row_batches(const std::string& plan, int64_t src_rows) {
   const int64_t grid_x = plan_number(plan, "grid");
   ASSERT_GT(lanes, 0) << plan;
   ASSERT_GT(grid_x, 0) << plan;
-  const int64_t row_step = grid_x * (kRedThreadsPerCta / lanes);
-  EXPECT_GT(src_rows, 2 * kRowsPerBatch * row_step) << "every group should run two full batches: " << plan;
-  EXPECT_NE(src_rows % (kRowsPerBatch * row_step), 0) << "the last batch should be partial: " << plan;
+  const int64_t groups = grid_x * (kRedThreadsPerCta / lanes);
+  EXPECT_GE(src_rows, 2 * kRowsPerBatch * groups) << "every group should run two full batches: " << plan;
+  EXPECT_NE(src_rows % kRowsPerBatch, 0) << "the last batch should be partial: " << plan;
 }
 
 void expect_scatter_result(const ScatterShape& shape, const HostScatter& host,

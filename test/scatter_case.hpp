@@ -80,18 +80,21 @@ int64_t red_lane_bytes(scatterptx_dtype dtype);
 
 // Shapes for the red path's short-row loop with out prefetched: 16-byte
 // aligned rows of row_bytes (at most 256 lanes' red_lane_bytes: 4 KB, f64
-// 2 KB) into an out larger than the
-// device's L2, with enough source rows that every group of lanes runs two
-// full batches of four rows and then a partial one. The source-row count
-// assumes the planner's red grid (two CTAs of 256 threads per resident slot);
-// check_short_row_batches holds a red plan to it.
+// 2 KB) into an out larger than the device's L2. The loop's batches are
+// four consecutive rows; group g of the grid takes batches g, g + step, ...
+// (step: red_batch_step). The source-row count gives every group two full
+// batches, the first quarter of them a third, and leaves the last batch
+// partial. It assumes the planner's red grid (two CTAs of 256 threads per
+// resident slot); check_short_row_batches holds a red plan to it.
 ScatterShape red_prefetch_shape(scatterptx_dtype dtype, scatterptx_index_type index_type, int64_t row_bytes);
 
-// The rows between two rows of one group of lanes in such a shape's plan.
-int64_t red_row_step(scatterptx_dtype dtype, int64_t row_bytes);
+// The groups of lanes in such a shape's plan: the batches between two
+// batches of one group.
+int64_t red_batch_step(scatterptx_dtype dtype, int64_t row_bytes);
 
-// Fails unless plan (describe_plan's text of a red plan) prefetches out and
-// gives each group of lanes of its grid more than two batches of src_rows.
+// Fails unless plan (describe_plan's text of a red plan) prefetches out,
+// gives each group of lanes of its grid two full batches of src_rows, and
+// leaves the last batch partial.
 void check_short_row_batches(const std::string& plan, int64_t src_rows);
 
 // Runs shape with fresh random inputs on the null stream and checks it:
