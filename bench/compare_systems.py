@@ -248,15 +248,19 @@ class Timer:
     ONE_MORE_S = 2.0  # a warm-up slower than this: time one more run only
     SINGLE_S = 10.0  # slower than this: keep that single time
 
-    def __init__(self, l2_bytes, warmup, runs, budget_s):
+    def __init__(self, l2_bytes, warmup, runs, budget_s, after_flush=None):
+        """after_flush: queued between the flush and the start event (untimed)."""
         self.flush_buffer = torch.empty(max(1, 2 * l2_bytes), dtype=torch.uint8, device="cuda")
         self.warmup, self.runs, self.budget_s = warmup, runs, budget_s
+        self.after_flush = after_flush
 
     def once(self, op, before=None):
         """(GPU ms, wall s) of one call."""
         if before is not None:
             before()
         self.flush_buffer.zero_()
+        if self.after_flush is not None:
+            self.after_flush()
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         wall = time.perf_counter()
         start.record()
