@@ -42,13 +42,17 @@ RED_THREADS_PER_CTA = 256
 
 
 def cta_bounds(vector_bytes):
-    """The entry's launch bounds. With its block size known ptxas fits the
-    registers to whole CTAs per SM (64 registers: four; 80: three), which
-    keeps every variant at the CTAs per SM it had before the short-row loop
-    folded runs: four for narrow lanes with 32-bit indices, three for the
-    rest. 16-byte lanes hold 16 value registers for the loop's four rows;
-    with 64-bit indices ptxas gives them 83 registers unasked, and only two
-    CTAs fit, so they ask for three (80 registers, no spills)."""
+    """The entry's launch bounds. Unbounded, ptxas gave 16-byte lanes with
+    64-bit indices 83 registers (the short-row loop keeps four rows of 16
+    value registers live while it folds runs): room for two CTAs of 256
+    threads per SM instead of three. With the block size known (.maxntid)
+    it fits the registers to whole CTAs per SM instead, and every variant
+    keeps the CTAs per SM it had before the fold: four (at most 64
+    registers) for lanes of up to 4 bytes and for 8-byte lanes with 32-bit
+    indices, three (at most 80) for 8-byte lanes with 64-bit indices (f64
+    included) and for 16-byte lanes. 16-byte lanes also ask for three
+    outright: with .maxntid alone the f32 variant with 32-bit indices
+    spills 4 bytes at 80 registers, asked for three it takes 78 and none."""
     bounds = f".maxntid {RED_THREADS_PER_CTA}, 1, 1"
     return bounds + "\n.minnctapersm 3" if vector_bytes == 16 else bounds
 

@@ -162,8 +162,10 @@ void plan_red(const Problem& p, const DeviceLimits& device, Plan& plan) {
 // rows of 16 KB f32 into 1000 1.713 against 1.628). f64 rows of 256 bytes
 // to 2 KB into out within L2 take red as f32 does (uniform): 256 B rows
 // 0.578 against 0.811 ms, 512 B 1.132 against 1.334, 1 KB 2.259 against
-// 2.626, 2 KB 2.249 against 2.720; 1 KB sorted 2.318 against 2.298
-// (bench/results/2026-12-03-h200-f64-rows-in-l2-ae50f21.txt).
+// 2.626, 2 KB 2.249 against 2.720; 1 KB sorted 2.318 and 2.324 against
+// 2.298 and 2.283 (bench/results/2026-12-03-h200-f64-rows-in-l2-ae50f21.txt,
+// two rounds, before the short-row loop folded runs); f64 rows of 136 to
+// 248 bytes into out within L2 are not measured.
 bool tma_beats_red(const Problem& p, const DeviceLimits& device) {
   if (p.row_bytes() <= kRedMaxRowBytes) return false;
   uint64_t grid_x = 0;

@@ -167,8 +167,8 @@ TEST_P(ScatterAddTest, RunsOfOneTargetInConsecutiveRows) {
   // fifth run repeats the target of the run before the last (equal
   // targets that are not neighbours). Rows of 2 bytes to 2 KB: one-element
   // lanes up to whole 16-byte vectors (f64 256 columns: 2 KB, 256 lanes);
-  // 20011 rows leave the last batch partial. 20000 targets: a target gets
-  // about one run, rarely more than three. Values are eighths, so every
+  // 20011 rows leave the last batch partial. 20000 targets: a target that
+  // is hit gets one run, rarely more than three. Values are eighths, so every
   // sum is exact and a row lost or added twice shows in every dtype (in
   // bf16 the rounding bound alone could hide it).
   for (int64_t cols : {1, 2, 8, 64, 256}) {
