@@ -35,17 +35,18 @@ TEST(KernelManifest, HasEveryDtypeIndexAndPathVariant) {
   }
 }
 
+size_t occurrences(const std::string& text, const std::string& needle) {
+  size_t count = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++count;
+  return count;
+}
+
 // The row loop's batch is as long as the planner counts (kRedBatchVectors):
 // its step over the batch, and one out-line prefetch per vector.
 void expect_row_loop_batch_of(uint64_t vectors, const std::string& ptx) {
   const std::string step = "mad.lo.u64          %v, %v_step, " + std::to_string(vectors) + ", %v;";
   EXPECT_NE(ptx.find(step), std::string::npos) << "the row loop's batch is not " << vectors << " vectors";
-  size_t prefetches = 0;
-  for (size_t at = ptx.find("prefetch.global.L2 [%tg"); at != std::string::npos;
-       at = ptx.find("prefetch.global.L2 [%tg", at + 1)) {
-    ++prefetches;
-  }
-  EXPECT_EQ(prefetches, vectors);
+  EXPECT_EQ(occurrences(ptx, "prefetch.global.L2 [%tg"), vectors);
 }
 
 // The red kernel's launch bound is the planner's block size, and its
@@ -57,12 +58,7 @@ void expect_red_bounds_and_runs(const std::string& ptx) {
   const bool wide_lanes = ptx.find("red.global.add.L2::cache_hint.v4") != std::string::npos ||
                           ptx.find("red.global.add.noftz.L2::cache_hint.v4") != std::string::npos;
   EXPECT_EQ(ptx.find(".minnctapersm 3") != std::string::npos, wide_lanes);
-  size_t merges = 0;
-  for (size_t at = ptx.find("setp.eq.and.u64     %merge"); at != std::string::npos;
-       at = ptx.find("setp.eq.and.u64     %merge", at + 1)) {
-    ++merges;
-  }
-  EXPECT_EQ(merges, kRedBatchVectors - 1);
+  EXPECT_EQ(occurrences(ptx, "setp.eq.and.u64     %merge"), kRedBatchVectors - 1);
 }
 
 // The red kernel's L2 priorities: from the policies' creation to the row
