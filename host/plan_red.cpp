@@ -140,10 +140,12 @@ void plan_red(const Problem& p, const DeviceLimits& device, Plan& plan) {
 // 3.068 against 3.518 (uniform), 2.183 against 2.514 (sorted), 2.527
 // against 2.540 with out in L2 (bench/results/2026-12-03-h200-red-out-prefetch.md);
 // f64 1 KB rows 6.044 against 6.557 (uniform), 2 KB 1.560 against 1.766
-// (uniform), 1.128 against 1.264 (sorted); but f64 1 KB sorted 2.299
-// against 2.175 (bench/results/2026-12-03-h200-f64-lanes.md). Longer rows
-// go back to red where every lane loads them in batches with out
-// prefetched (out larger than L2), f32 rows, uniform targets: 16 KB 3.022
+// (uniform), 1.128 against 1.264 (sorted); f64 1 KB sorted 2.299 against
+// 2.175 (bench/results/2026-12-03-h200-f64-lanes.md) before the short-row
+// loop folded runs, 1.944 against 2.181 since
+// (bench/results/2026-12-03-h200-f64-1kb-paths-34208b4.txt).
+// Longer rows go back to red where every lane loads them in batches with
+// out prefetched (out larger than L2), f32 rows, uniform targets: 16 KB 3.022
 // against 3.461 ms, 32 KB 0.711 against 0.824, 256 KB 0.365 against 0.433,
 // one row of 64 MB 0.056 against 0.060; 100 rows of 2.56 MB into a
 // permutation of 100 targets 0.198 against 0.226; bf16 and f16 likewise
