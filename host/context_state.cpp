@@ -1,5 +1,6 @@
 #include "context_state.hpp"
 
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -115,6 +116,13 @@ std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext conte
                    api.cuFuncSetAttribute(state->functions[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                                           static_cast<int>(state->limits.max_shared_per_block -
                                                            kKernelVariants[i].static_smem)));
+    }
+    if (family == KernelFamily::row_red) {
+      // The red grid is whole waves of what an SM holds (plan_red.cpp).
+      int ctas = 0;
+      check_driver(api, "cuOccupancyMaxActiveBlocksPerMultiprocessor",
+                   api.cuOccupancyMaxActiveBlocksPerMultiprocessor(&ctas, state->functions[i], kRedThreadsPerCta, 0));
+      state->limits.resident_ctas_per_sm[i] = static_cast<uint8_t>(std::clamp(ctas, 0, 255));
     }
   }
   check_driver(api, "cuMemAlloc", api.cuMemAlloc(&state->index_error_records, 8 * kIndexErrorSlots));

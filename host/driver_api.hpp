@@ -63,6 +63,7 @@ namespace scatterptx::detail {
   X(cuModuleGetFunction)                  \
   X(cuFuncSetAttribute)                   \
   X(cuFuncGetAttribute)                   \
+  X(cuOccupancyMaxActiveBlocksPerMultiprocessor) \
   X(cuLaunchKernel)                       \
   X(cuTensorMapEncodeTiled)
 

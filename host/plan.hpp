@@ -21,6 +21,10 @@ struct DeviceLimits {
   uint64_t max_grid_x = 2147483647;
   uint32_t max_grid_y = 65535;
   uint64_t l2_bytes = 60ull << 20;
+  // How many CTAs of each kernel variant one SM holds at once, as the driver
+  // reports for its registers and threads; 0 where not asked (only the red
+  // variants are): the thread limit alone then applies.
+  uint8_t resident_ctas_per_sm[kKernelVariantCount] = {};
 };
 
 // Tensor-map coordinates are s32: one TMA launch covers fewer than 2^31 rows

@@ -91,6 +91,20 @@ uint32_t red_out_keep_percent(const Problem& p, const RedSchedule& s, const Devi
   return red_takes_short_row_loop(p, s) && out_fits ? kKeptPercent : 0;
 }
 
+// CTAs of the red variant for p one SM holds: the driver's figure where the
+// device gave one, else the thread limit's. The grid is whole waves of
+// them: the red variants take 64-80 registers, so an SM holds 3 or 4 of
+// their CTAs, not the 8 its threads allow, and 2 x 8 CTAs per SM ran as 4
+// or 5.33 waves, the last part-empty. H200, ms, 2 x 8 against 2 x 3 CTAs
+// per SM: sorted 1 KB f32 rows 1.541 against 1.498, uniform 128-byte f64
+// rows 0.3828 against 0.3683, bf16 0.3682 against 0.3618; 32-byte f32 rows
+// 0.1021 against 0.1028 (bench/results/2026-12-03-h200-red-grid-waves.md).
+uint64_t red_ctas_per_sm(const Problem& p, const RedSchedule& s, const DeviceLimits& device) {
+  const std::size_t variant = find_variant(KernelFamily::row_red, p.dtype, p.index_type, s.vector_bytes);
+  const uint32_t reported = device.resident_ctas_per_sm[variant];
+  return reported != 0 ? reported : device.max_threads_per_sm / kRedThreadsPerCta;
+}
+
 // The red path's schedule (access width, lanes per row, CTAs along y, L2
 // hints), and in grid_x its CTAs over the source rows.
 RedSchedule red_schedule(const Problem& p, const DeviceLimits& device, uint64_t& grid_x) {
@@ -102,7 +116,7 @@ RedSchedule red_schedule(const Problem& p, const DeviceLimits& device, uint64_t&
     ++s.lanes_per_row_log2;
   }
   const uint64_t groups_per_cta = kRedThreadsPerCta >> s.lanes_per_row_log2;
-  const uint64_t resident = uint64_t{device.sm_count} * (device.max_threads_per_sm / kRedThreadsPerCta);
+  const uint64_t resident = uint64_t{device.sm_count} * red_ctas_per_sm(p, s, device);
   // A group takes one row at a time, or in the short-row loop a batch of
   // kRedBatchVectors consecutive rows (grid_y is still 1 here, and stays 1
   // for the rows that loop takes: they fit one CTA).

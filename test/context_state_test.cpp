@@ -17,6 +17,8 @@ using scatterptx::detail::current_context_state;
 using scatterptx::detail::DriverApi;
 using scatterptx::detail::Failure;
 using scatterptx::detail::kKernelVariantCount;
+using scatterptx::detail::kKernelVariants;
+using scatterptx::detail::KernelFamily;
 
 // The scripted driver's state: which call fails, and what is held.
 struct ScriptedDriver {
@@ -28,6 +30,7 @@ struct ScriptedDriver {
   std::set<uintptr_t> live_modules;
   std::set<CUdeviceptr> live_allocations;
   std::set<uintptr_t> live_streams;
+  int occupancy_queries = 0;
   int unknown_handles = 0;  // unloads, frees and destroys of what is not held: double releases
   uintptr_t next_handle = 0x1000;
 };
@@ -85,6 +88,12 @@ CUresult module_get_function(CUfunction* function, CUmodule module, const char*)
   return CUDA_SUCCESS;
 }
 CUresult func_set_attribute(CUfunction, CUfunction_attribute, int) { return CUDA_SUCCESS; }
+// Every variant asked: 3 CTAs of 256 threads per SM, as 80 registers allow.
+CUresult occupancy(int* ctas, CUfunction, int threads, size_t dynamic_smem) {
+  ++script.occupancy_queries;
+  *ctas = threads == 256 && dynamic_smem == 0 ? 3 : 0;
+  return CUDA_SUCCESS;
+}
 CUresult mem_alloc(CUdeviceptr* pointer, size_t) {
   *pointer = static_cast<CUdeviceptr>(script.next_handle++) << 16;
   script.live_allocations.insert(*pointer);
@@ -119,6 +128,7 @@ DriverApi scripted_api() {
   api.cuModuleUnload = module_unload;
   api.cuModuleGetFunction = module_get_function;
   api.cuFuncSetAttribute = func_set_attribute;
+  api.cuOccupancyMaxActiveBlocksPerMultiprocessor = occupancy;
   api.cuMemAlloc = mem_alloc;
   api.cuMemFree = mem_free;
   api.cuMemsetD8 = memset_d8;
@@ -189,6 +199,7 @@ TEST(ContextState, AFailedCreationIsRetriedAndASuccessfulOneKept) {
   ASSERT_EQ(creation_status(api), SCATTERPTX_ERROR_DRIVER);
   EXPECT_EQ(script.unknown_handles, 0);
   script.fail_memset = false;
+  script.occupancy_queries = 0;
   const ContextState& state = current_context_state(api);
   EXPECT_EQ(script.live_modules.size(), kKernelVariantCount);
   EXPECT_EQ(script.live_allocations.size(), 1u);
@@ -196,6 +207,15 @@ TEST(ContextState, AFailedCreationIsRetriedAndASuccessfulOneKept) {
   EXPECT_NE(state.take_stream, nullptr);
   EXPECT_EQ(state.limits.compute_capability, 90u);
   for (std::size_t i = 0; i < kKernelVariantCount; ++i) EXPECT_NE(state.functions[i], nullptr) << i;
+  // The red variants' CTAs per SM come from the driver; the others are not asked.
+  int red_variants = 0;
+  for (std::size_t i = 0; i < kKernelVariantCount; ++i) {
+    const bool red = kKernelVariants[i].family == KernelFamily::row_red;
+    red_variants += red;
+    EXPECT_EQ(state.limits.resident_ctas_per_sm[i], red ? 3 : 0) << kKernelVariants[i].name;
+  }
+  EXPECT_GT(red_variants, 0);
+  EXPECT_EQ(script.occupancy_queries, red_variants);
   // Kept: the next call in the same context loads nothing more.
   const int loads = script.module_loads;
   EXPECT_EQ(&current_context_state(api), &state);

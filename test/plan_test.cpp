@@ -10,6 +10,7 @@ namespace {
 
 using scatterptx::detail::DeviceLimits;
 using scatterptx::detail::Failure;
+using scatterptx::detail::kKernelVariantCount;
 using scatterptx::detail::kKernelVariants;
 using scatterptx::detail::kMaxTmaRowsPerLaunch;
 using scatterptx::detail::make_plan;
@@ -228,6 +229,29 @@ TEST(Plan, RedShortRowGridCoversBatchesOfFourRows) {
   p.path = SCATTERPTX_PATH_RED;
   plan = make_plan(p, h200());
   EXPECT_EQ(plan.launches[0].grid_x, 1000u);  // one row per CTA of 256 lanes
+}
+
+TEST(Plan, RedGridIsTwoWavesOfTheCtasAnSmHolds) {
+  // 64-byte f32 rows; the device reports 3 CTAs per SM of the variant the
+  // plan takes (its registers), not the 8 that 2048 threads allow.
+  Problem p = contiguous(SCATTERPTX_F32, 4000000, 1000000, 16);
+  p.path = SCATTERPTX_PATH_RED;
+  DeviceLimits device = h200();
+  const Plan unreported = make_plan(p, device);
+  ASSERT_EQ(unreported.path, SCATTERPTX_PATH_RED);
+  EXPECT_EQ(unreported.launches[0].grid_x, 2u * 132 * 8);
+  device.resident_ctas_per_sm[unreported.variant] = 3;
+  const Plan reported = make_plan(p, device);
+  EXPECT_EQ(reported.variant, unreported.variant);
+  EXPECT_EQ(reported.launches[0].grid_x, 2u * 132 * 3);
+  // Another variant's figure does not move this plan's grid.
+  device = h200();
+  device.resident_ctas_per_sm[(unreported.variant + 1) % kKernelVariantCount] = 3;
+  EXPECT_EQ(make_plan(p, device).launches[0].grid_x, 2u * 132 * 8);
+  // Fewer batches than two waves: one CTA per 64 groups, as before.
+  p.src_rows = 20000;
+  device.resident_ctas_per_sm[unreported.variant] = 3;
+  EXPECT_EQ(make_plan(p, device).launches[0].grid_x, 79u);  // ceil(5000 batches / 64)
 }
 
 TEST(Plan, RedSpreadsFewLongRowsAlongY) {
