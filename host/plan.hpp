@@ -23,7 +23,7 @@ struct DeviceLimits {
   uint64_t l2_bytes = 60ull << 20;
   // How many CTAs of each kernel variant one SM holds at once, as the driver
   // reports for its registers and threads; 0 where not asked (only the red
-  // variants are): the thread limit alone then applies.
+  // variants are) or where the driver said 0: the thread limit then applies.
   uint8_t resident_ctas_per_sm[kKernelVariantCount] = {};
 };
 

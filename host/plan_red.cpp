@@ -92,13 +92,14 @@ uint32_t red_out_keep_percent(const Problem& p, const RedSchedule& s, const Devi
 }
 
 // CTAs of the red variant for p one SM holds: the driver's figure where the
-// device gave one, else the thread limit's. The grid is whole waves of
-// them: the red variants take 64-80 registers, so an SM holds 3 or 4 of
-// their CTAs, not the 8 its threads allow, and 2 x 8 CTAs per SM ran as 4
-// or 5.33 waves, the last part-empty. H200, ms, 2 x 8 against 2 x 3 CTAs
-// per SM: sorted 1 KB f32 rows 1.541 against 1.498, uniform 128-byte f64
-// rows 0.3828 against 0.3683, bf16 0.3682 against 0.3618; 32-byte f32 rows
-// 0.1021 against 0.1028 (bench/results/2026-12-03-h200-red-grid-waves.md).
+// device gave one, else the thread limit's 8. The variants' registers allow
+// fewer: 3 CTAs of 16-byte lanes and of 8-byte lanes with 64-bit indices
+// (78-80 registers), 4 of the others (63-64). The short-row loop's grid of
+// 2 x 8 CTAs per SM so ran as 5.33 waves, the last part-empty, or as 4.
+// H200, ms, 2 x 8 against 2 x 3 CTAs per SM: sorted 1 KB f32 rows 1.541
+// against 1.498, uniform 128-byte f64 rows 0.3828 against 0.3683, bf16
+// 0.3682 against 0.3618; 32-byte f32 rows 0.1021 against 0.1028
+// (bench/results/2026-12-03-h200-red-grid-waves.md).
 uint64_t red_ctas_per_sm(const Problem& p, const RedSchedule& s, const DeviceLimits& device) {
   const std::size_t variant = find_variant(KernelFamily::row_red, p.dtype, p.index_type, s.vector_bytes);
   const uint32_t reported = device.resident_ctas_per_sm[variant];
@@ -116,12 +117,17 @@ RedSchedule red_schedule(const Problem& p, const DeviceLimits& device, uint64_t&
     ++s.lanes_per_row_log2;
   }
   const uint64_t groups_per_cta = kRedThreadsPerCta >> s.lanes_per_row_log2;
-  const uint64_t resident = uint64_t{device.sm_count} * red_ctas_per_sm(p, s, device);
+  const uint64_t resident = uint64_t{device.sm_count} * (device.max_threads_per_sm / kRedThreadsPerCta);
   // A group takes one row at a time, or in the short-row loop a batch of
   // kRedBatchVectors consecutive rows (grid_y is still 1 here, and stays 1
-  // for the rows that loop takes: they fit one CTA).
-  const uint64_t units = red_takes_short_row_loop(p, s) ? ceil_div(p.src_rows, kRedBatchVectors) : p.src_rows;
-  grid_x = std::max<uint64_t>(1, std::min({ceil_div(units, groups_per_cta), 2 * resident, device.max_grid_x}));
+  // for the rows that loop takes: they fit one CTA). That loop's grid is two
+  // waves of the CTAs an SM holds; longer rows keep two of the thread
+  // limit's, the grids (along y too) that their figures and the path
+  // choice below were measured on.
+  const bool short_rows = red_takes_short_row_loop(p, s);
+  const uint64_t units = short_rows ? ceil_div(p.src_rows, kRedBatchVectors) : p.src_rows;
+  const uint64_t most_ctas = short_rows ? 2 * uint64_t{device.sm_count} * red_ctas_per_sm(p, s, device) : 2 * resident;
+  grid_x = std::max<uint64_t>(1, std::min({ceil_div(units, groups_per_cta), most_ctas, device.max_grid_x}));
   // Few, long rows: spread each row's vectors over CTAs along y as well.
   const uint64_t row_ctas = ceil_div(s.vectors_per_row, kRedThreadsPerCta);
   if (row_ctas > 1 && grid_x < resident) {

@@ -26,6 +26,7 @@ struct ScriptedDriver {
   int module_loads = 0;           // cuModuleLoadDataEx calls so far
   int failing_module_load = -1;   // this call and every later one fail; -1: none
   bool fail_memset = false;
+  bool fail_occupancy = false;
   bool fail_stream_create = false;
   std::set<uintptr_t> live_modules;
   std::set<CUdeviceptr> live_allocations;
@@ -91,6 +92,7 @@ CUresult func_set_attribute(CUfunction, CUfunction_attribute, int) { return CUDA
 // Every variant asked: 3 CTAs of 256 threads per SM, as 80 registers allow.
 CUresult occupancy(int* ctas, CUfunction, int threads, size_t dynamic_smem) {
   ++script.occupancy_queries;
+  if (script.fail_occupancy) return CUDA_ERROR_INVALID_VALUE;
   *ctas = threads == 256 && dynamic_smem == 0 ? 3 : 0;
   return CUDA_SUCCESS;
 }
@@ -181,6 +183,16 @@ TEST(ContextState, AFailureAfterTheAllocationFreesItAndTheModules) {
   script.fail_memset = true;
   EXPECT_EQ(creation_status(api), SCATTERPTX_ERROR_DRIVER);
   EXPECT_EQ(script.module_loads, static_cast<int>(kKernelVariantCount));
+  expect_everything_given_back();
+}
+
+TEST(ContextState, AFailedOccupancyQueryGivesBackTheModules) {
+  const DriverApi api = scripted_api();
+  start_script();
+  script.fail_occupancy = true;
+  EXPECT_EQ(creation_status(api), SCATTERPTX_ERROR_DRIVER);
+  EXPECT_EQ(script.occupancy_queries, 1);
+  EXPECT_GT(script.module_loads, 0);
   expect_everything_given_back();
 }
 

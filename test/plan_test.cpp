@@ -10,6 +10,7 @@ namespace {
 
 using scatterptx::detail::DeviceLimits;
 using scatterptx::detail::Failure;
+using scatterptx::detail::KernelFamily;
 using scatterptx::detail::kKernelVariantCount;
 using scatterptx::detail::kKernelVariants;
 using scatterptx::detail::kMaxTmaRowsPerLaunch;
@@ -231,27 +232,46 @@ TEST(Plan, RedShortRowGridCoversBatchesOfFourRows) {
   EXPECT_EQ(plan.launches[0].grid_x, 1000u);  // one row per CTA of 256 lanes
 }
 
-TEST(Plan, RedGridIsTwoWavesOfTheCtasAnSmHolds) {
-  // 64-byte f32 rows; the device reports 3 CTAs per SM of the variant the
-  // plan takes (its registers), not the 8 that 2048 threads allow.
+// Every red variant reported at `others` CTAs per SM, and variant at `held`.
+DeviceLimits h200_with_red_ctas(std::size_t variant, uint8_t held, uint8_t others) {
+  DeviceLimits device = h200();
+  for (std::size_t i = 0; i < kKernelVariantCount; ++i) {
+    if (kKernelVariants[i].family == KernelFamily::row_red) device.resident_ctas_per_sm[i] = others;
+  }
+  device.resident_ctas_per_sm[variant] = held;
+  return device;
+}
+
+TEST(Plan, RedShortRowGridIsTwoWavesOfTheCtasAnSmHolds) {
+  // 64-byte f32 rows (the short-row loop); the device reports 3 CTAs per SM
+  // of the variant the plan takes, 5 of every other red variant.
   Problem p = contiguous(SCATTERPTX_F32, 4000000, 1000000, 16);
   p.path = SCATTERPTX_PATH_RED;
-  DeviceLimits device = h200();
-  const Plan unreported = make_plan(p, device);
+  const Plan unreported = make_plan(p, h200());
   ASSERT_EQ(unreported.path, SCATTERPTX_PATH_RED);
-  EXPECT_EQ(unreported.launches[0].grid_x, 2u * 132 * 8);
-  device.resident_ctas_per_sm[unreported.variant] = 3;
-  const Plan reported = make_plan(p, device);
+  EXPECT_EQ(unreported.launches[0].grid_x, 2u * 132 * 8);  // the thread limit's 8
+  const Plan reported = make_plan(p, h200_with_red_ctas(unreported.variant, 3, 5));
   EXPECT_EQ(reported.variant, unreported.variant);
   EXPECT_EQ(reported.launches[0].grid_x, 2u * 132 * 3);
-  // Another variant's figure does not move this plan's grid.
-  device = h200();
-  device.resident_ctas_per_sm[(unreported.variant + 1) % kKernelVariantCount] = 3;
-  EXPECT_EQ(make_plan(p, device).launches[0].grid_x, 2u * 132 * 8);
-  // Fewer batches than two waves: one CTA per 64 groups, as before.
-  p.src_rows = 20000;
-  device.resident_ctas_per_sm[unreported.variant] = 3;
-  EXPECT_EQ(make_plan(p, device).launches[0].grid_x, 79u);  // ceil(5000 batches / 64)
+  // A driver that said 0 for it: the thread limit again, not another variant's figure.
+  EXPECT_EQ(make_plan(p, h200_with_red_ctas(unreported.variant, 0, 5)).launches[0].grid_x, 2u * 132 * 8);
+}
+
+TEST(Plan, RedLongRowGridsKeepTheThreadLimitsFigure) {
+  // Rows past the short-row loop keep 2 x 8 CTAs per SM along x and their
+  // spread along y, whatever the driver reports.
+  Problem many = contiguous(SCATTERPTX_F32, 100000, 1000, 2047);  // 8 KB rows less one element
+  many.path = SCATTERPTX_PATH_RED;
+  Problem few = contiguous(SCATTERPTX_F32, 100, 100, 640001);  // odd: TMA ineligible
+  for (const Problem& p : {many, few}) {
+    const Plan unreported = make_plan(p, h200());
+    ASSERT_EQ(unreported.path, SCATTERPTX_PATH_RED);
+    const Plan reported = make_plan(p, h200_with_red_ctas(unreported.variant, 3, 3));
+    EXPECT_EQ(reported.launches[0].grid_x, unreported.launches[0].grid_x) << p.cols;
+    EXPECT_EQ(reported.launches[0].grid_y, unreported.launches[0].grid_y) << p.cols;
+  }
+  EXPECT_EQ(make_plan(many, h200()).launches[0].grid_x, 2u * 132 * 8);
+  EXPECT_GT(make_plan(few, h200()).launches[0].grid_y, 1u);
 }
 
 TEST(Plan, RedSpreadsFewLongRowsAlongY) {
