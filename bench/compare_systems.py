@@ -248,19 +248,24 @@ class Timer:
     ONE_MORE_S = 2.0  # a warm-up slower than this: time one more run only
     SINGLE_S = 10.0  # slower than this: keep that single time
 
-    def __init__(self, l2_bytes, warmup, runs, budget_s, after_flush=None):
-        """after_flush: queued between the flush and the start event (untimed)."""
+    def __init__(self, l2_bytes, warmup, runs, budget_s, head_start_cycles=0):
+        """head_start_cycles: a GPU sleep of that many clock cycles queued after
+        the flush (untimed), so that the host has queued the call before the GPU
+        reaches the start event, as it has in a program whose host runs ahead of
+        the GPU: neither a call whose host time outlasts the flush (a compiled
+        function's wrapper) nor a host slowed by other work can then put host
+        time between the events."""
         self.flush_buffer = torch.empty(max(1, 2 * l2_bytes), dtype=torch.uint8, device="cuda")
         self.warmup, self.runs, self.budget_s = warmup, runs, budget_s
-        self.after_flush = after_flush
+        self.head_start_cycles = head_start_cycles
 
     def once(self, op, before=None):
         """(GPU ms, wall s) of one call."""
         if before is not None:
             before()
         self.flush_buffer.zero_()
-        if self.after_flush is not None:
-            self.after_flush()
+        if self.head_start_cycles > 0:
+            torch.cuda._sleep(self.head_start_cycles)
         start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         wall = time.perf_counter()
         start.record()
