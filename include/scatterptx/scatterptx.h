@@ -17,6 +17,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* The entry points below are the library's whole dynamic interface: the
+ * shared library is built with hidden visibility, and only what carries
+ * SCATTERPTX_API is exported. */
+#if defined(__GNUC__)
+#define SCATTERPTX_API __attribute__((visibility("default")))
+#else
+#define SCATTERPTX_API
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -103,17 +112,20 @@ typedef struct scatterptx_scatter_add_args {
 
 /* Fills args with the defaults: zero sizes, NULL pointers, f32, int64 index,
  * RECORD mode, AUTO path, no schedule override. */
+SCATTERPTX_API
 void scatterptx_scatter_add_args_init(scatterptx_scatter_add_args* args);
 
 /* out[index[i], :] += src[i, :] for i in [0, src_rows), on the caller's
  * stream in the current CUDA context. Stream-ordered: no host
  * synchronisation (except in CHECKED mode) and no allocation once the
  * context is prepared. src_rows == 0 or cols == 0 is a no-op. */
+SCATTERPTX_API
 scatterptx_status scatterptx_scatter_add(const scatterptx_scatter_add_args* args, CUstream stream);
 
 /* Loads the kernels and the index-error record for the current context.
  * Called implicitly by the first scatter_add in a context; call it yourself
  * before capturing a CUDA graph, since module loading cannot be captured. */
+SCATTERPTX_API
 scatterptx_status scatterptx_prepare(void);
 
 /* Synchronises the current context, then reads and clears its index-error
@@ -124,10 +136,12 @@ scatterptx_status scatterptx_prepare(void);
  * runs meanwhile are reported by this call or the next (split between the
  * two when the launch is running at the exchange). Not while a stream of
  * this context is being captured: the context synchronisation would fail. */
+SCATTERPTX_API
 scatterptx_status scatterptx_take_index_error(int64_t* position);
 
 /* Describes the plan scatter_add would run for args on the current device,
  * without launching ("path=tma variant=... chunk_bytes=... grid=..."). */
+SCATTERPTX_API
 scatterptx_status scatterptx_describe_plan(const scatterptx_scatter_add_args* args, char* buffer,
                                            size_t buffer_size);
 
@@ -173,6 +187,7 @@ typedef struct scatterptx_group_options {
 } scatterptx_group_options;
 
 /* AUTO, not deterministic, planner's warps_per_cta. */
+SCATTERPTX_API
 void scatterptx_group_options_init(scatterptx_group_options* options);
 
 typedef struct scatterptx_plan_st* scatterptx_plan;
@@ -185,6 +200,7 @@ typedef struct scatterptx_plan_st* scatterptx_plan;
  * the accumulator type (f32 for f16/bf16/f32, f64 for f64), rounded up to 16:
  *   about 16*M + 4*256*ceil(M/2048) + 4*ceil(M/256)*row_bytes + 1 KB;
  * for BUCKETED about 8*M + 4*256*ceil(M/2048) + 1 KB. */
+SCATTERPTX_API
 scatterptx_status scatterptx_plan_workspace_size(const scatterptx_scatter_add_args* args,
                                                  const scatterptx_group_options* options, size_t* bytes);
 
@@ -202,6 +218,7 @@ scatterptx_status scatterptx_plan_workspace_size(const scatterptx_scatter_add_ar
  * scatter_add does (its row is skipped). CHECKED mode: such an index fails
  * this call with SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE (position and value
  * named) and no plan is made; for a STREAMING plan each execute checks. */
+SCATTERPTX_API
 scatterptx_status scatterptx_plan_create(const scatterptx_scatter_add_args* args,
                                          const scatterptx_group_options* options, void* workspace,
                                          size_t workspace_bytes, CUstream stream, scatterptx_plan* plan);
@@ -211,13 +228,16 @@ scatterptx_status scatterptx_plan_create(const scatterptx_scatter_add_args* args
  * alignment of the pointers given there. Stream-ordered, no allocation, no
  * synchronisation; capturable. Executes of one plan share its workspace:
  * the caller orders executes on different streams (events), one at a time. */
+SCATTERPTX_API
 scatterptx_status scatterptx_plan_execute(scatterptx_plan plan, void* out, const void* src, CUstream stream);
 
 /* Frees what the plan allocated. The caller makes sure no execute of it is
  * still running. NULL is a no-op. */
+SCATTERPTX_API
 scatterptx_status scatterptx_plan_destroy(scatterptx_plan plan);
 
 /* "mode=segmented passes=3 ..." for the plan. */
+SCATTERPTX_API
 scatterptx_status scatterptx_plan_describe(scatterptx_plan plan, char* buffer, size_t buffer_size);
 
 /* Builds a plan in the caller's workspace and executes it, stream-ordered,
@@ -225,20 +245,25 @@ scatterptx_status scatterptx_plan_describe(scatterptx_plan plan, char* buffer, s
  * scatter_add's: every valid row is added, then the first bad position is
  * reported). workspace must hold scatterptx_plan_workspace_size() bytes
  * (NULL is allowed only when that is 0). */
+SCATTERPTX_API
 scatterptx_status scatterptx_scatter_add_grouped(const scatterptx_scatter_add_args* args,
                                                  const scatterptx_group_options* options, void* workspace,
                                                  size_t workspace_bytes, CUstream stream);
 
 /* The calling thread's message for its last failed call ("" if none). */
+SCATTERPTX_API
 const char* scatterptx_last_error_message(void);
 
 /* "SCATTERPTX_SUCCESS", "SCATTERPTX_ERROR_INVALID_ARGUMENT", ... */
+SCATTERPTX_API
 const char* scatterptx_status_name(scatterptx_status status);
 
 /* Bytes per element of dtype (4, 2, 2, 8), or 0 for an unknown value. */
+SCATTERPTX_API
 size_t scatterptx_dtype_size(scatterptx_dtype dtype);
 
 /* "f32", "f16", "bf16", "f64", or "unknown". */
+SCATTERPTX_API
 const char* scatterptx_dtype_name(scatterptx_dtype dtype);
 
 #ifdef __cplusplus
