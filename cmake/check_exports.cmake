@@ -8,24 +8,33 @@
 
 foreach(var NM LIBRARY HEADER)
   if(NOT ${var})
-    message(FATAL_ERROR "check_exports.cmake needs -D${var}=...")
+    message(FATAL_ERROR "check_exports.cmake needs -D${var}=... (NM: the nm of binutils, which CMake finds as CMAKE_NM)")
   endif()
 endforeach()
 
 file(READ "${HEADER}" header)
-# Every function declaration starts a line ("<type> scatterptx_name("), the
-# line after SCATTERPTX_API.
-string(REGEX MATCHALL "\n[A-Za-z_][A-Za-z0-9_ *]*[ *]scatterptx_[a-z0-9_]+\\(" declarations "${header}")
-string(REGEX MATCHALL "SCATTERPTX_API\n[A-Za-z_][A-Za-z0-9_ *]*[ *]scatterptx_[a-z0-9_]+\\(" marked "${header}")
+# The header's statements without comments, preprocessor lines and brackets
+# (which would hold list items together): every one that declares a
+# scatterptx_ function, however it is laid out, must carry SCATTERPTX_API.
+string(REPLACE "/*" "@" header "${header}")
+string(REPLACE "*/" "~" header "${header}")
+string(REGEX REPLACE "@[^~]*~" " " header "${header}")
+string(REGEX REPLACE "//[^\n]*" " " header "${header}")
+string(REGEX REPLACE "(^|\n)[ \t]*#[^\n]*" "\n" header "${header}")
+string(REGEX REPLACE "[][]" " " header "${header}")
 set(declared)
-foreach(declaration IN LISTS declarations)
-  string(REGEX REPLACE ".*[ *](scatterptx_[a-z0-9_]+)\\($" "\\1" name "${declaration}")
-  list(APPEND declared "${name}")
-endforeach()
-set(unmarked ${declared})
-foreach(declaration IN LISTS marked)
-  string(REGEX REPLACE ".*[ *](scatterptx_[a-z0-9_]+)\\($" "\\1" name "${declaration}")
-  list(REMOVE_ITEM unmarked "${name}")
+set(unmarked)
+foreach(statement IN LISTS header)  # the header's ";" split it
+  if(statement MATCHES "^[ \t\n]*typedef[ \t\n]")
+    continue()
+  endif()
+  if(statement MATCHES "(scatterptx_[a-z0-9_]+)[ \t\n]*\\(")
+    set(name "${CMAKE_MATCH_1}")
+    list(APPEND declared "${name}")
+    if(NOT statement MATCHES "SCATTERPTX_API")
+      list(APPEND unmarked "${name}")
+    endif()
+  endif()
 endforeach()
 list(LENGTH declared declared_count)
 if(declared_count EQUAL 0)

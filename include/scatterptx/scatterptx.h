@@ -19,11 +19,15 @@
 
 /* The entry points below are the library's whole dynamic interface: the
  * shared library is built with hidden visibility, and only what carries
- * SCATTERPTX_API is exported. */
+ * SCATTERPTX_API is exported. Linking the static library into a shared
+ * library of your own, define SCATTERPTX_API empty before including this
+ * header to keep the entry points out of that library's exports. */
+#ifndef SCATTERPTX_API
 #if defined(__GNUC__)
 #define SCATTERPTX_API __attribute__((visibility("default")))
 #else
 #define SCATTERPTX_API
+#endif
 #endif
 
 #ifdef __cplusplus
