@@ -38,7 +38,8 @@ import traceback
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 # About 100 us at the H200's 1.98 GHz: more than a Python call's host time
-# (12-20 us for ours, 7-13 for an eager torch call) with room for a busy host.
+# (14-23 us for ours, 9-13 for an eager torch call, bench/results/*python-call-
+# overhead*) with room for a busy host.
 HEAD_START_CYCLES = 200_000
 sys.path.insert(0, HERE)
 

@@ -145,8 +145,10 @@ def markdown(meta, results):
         f"- seed: {seed.get('status', '?')}" + (f" ({seed['versions']})" if seed.get("versions") else ""),
         f"- Timing: CUDA events around one call, {meta.get('warmup')} warm-ups, median of "
         f"{meta.get('runs')} runs, L2 flushed (a {meta.get('flush_bytes', 0) / 2**20:.0f} MiB buffer "
-        f"zeroed) before every run, then a GPU sleep of {meta.get('head_start_cycles', 0)} cycles "
-        "(untimed) while the host queues the call; index int64; every system's result checked against a float64 "
+        "zeroed) before every run"
+        + (f", then a GPU sleep of {meta['head_start_cycles']} cycles (untimed) while the host queues the call"
+           if meta.get("head_start_cycles") else ", no head start")
+        + "; index int64; every system's result checked against a float64 "
         "reference before it is timed: |got - ref| <= 2 (count + 1) u (|out0| + sum |src|)",
         "- Floors: ideal = M·row + M·8 + 2·T·row bytes, no-reuse = M·row + M·8 + 2·M·row bytes, "
         "each over the copy bandwidth measured in the same scenario (a device copy of src, "
