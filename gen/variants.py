@@ -50,55 +50,8 @@ INDEX_TYPES = [
 # Parameter lists as the host packs them (host/launch.cpp), for the manifest.
 TMA_PARAMS = ("CUtensorMap src_map, u64 out_ptr, u64 out_row_stride_bytes, u64 index_ptr, "
               "u64 rows, u64 row_base, u64 out_rows, u32 cols, u32 chunk_elems, "
-              "u32 chunks_per_row, u32 box_elems, u32 stages, u64 error_record, u64 source_rows, "
-              "u32 prefetch_out")
+              "u32 chunks_per_row, u32 box_elems, u32 stages, u64 error_record, u32 prefetch_out")
 
-# The TMA path reads src row `row` of the launch (streaming), or the source
-# position source_rows[row] (gathered: bucketed grouped execution, whose
-# index is the grouping's u32 keys, out_rows marking a bad index).
-TMA_STREAMING_ROWS = {
-    "ROW_SOURCE_DOC": "Streaming variants: row is the launch's row, index the caller's.",
-    "WORKER_RANGE_DOC": ("a contiguous range of the flat\n// (row, chunk) sequence, so few rows "
-                         "with huge rows spread over the whole GPU\n// just as many short rows do"),
-    "WORKER_RANGE": """    mul.lo.u64          %pairs, %rows, %chunks64;
-    add.u64             %per, %pairs, %workers;
-    sub.u64             %per, %per, 1;
-    div.u64             %per, %per, %workers;
-    mul.lo.u64          %start, %worker, %per;
-    add.u64             %end, %start, %per;
-    min.u64             %end, %end, %pairs;
-    setp.ge.u64         %done, %start, %end;
-    @%done ret;
-    sub.u64             %n, %end, %start;
-    mov.u64             %row_step, 1;""",
-    "ROW_COORD": "    cvt.u32.u64         %c1, %row_i;",
-    "BAD_POSITION": "    add.u64             %t64, %row_base, %row_c;",
-}
-TMA_GATHERED_ROWS = {
-    "ROW_SOURCE_DOC": ("Gathered variants (row_tma_gather): row is a grouped position, the src\n"
-                       "// row its source position source_rows[row], index the grouping's u32 keys."),
-    "WORKER_RANGE_DOC": ("rows worker, worker + workers, ...:\n// all workers move through the "
-                         "grouped positions together, so the\n// targets being reduced at any "
-                         "time are those of one or two buckets"),
-    "WORKER_RANGE": """    setp.ge.u64         %done, %worker, %rows;
-    @%done ret;
-    // ceil((rows - worker) / workers) rows of chunks_per_row pairs each.
-    sub.u64             %n, %rows, %worker;
-    add.u64             %n, %n, %workers;
-    sub.u64             %n, %n, 1;
-    div.u64             %n, %n, %workers;
-    mul.lo.u64          %n, %n, %chunks64;
-    mul.lo.u64          %start, %worker, %chunks64;
-    mov.u64             %row_step, %workers;""",
-    "ROW_COORD": ("    mad.lo.u64          %addr, %row_i, 4, %source_rows;\n"
-                  "    ld.global.nc.u32    %c1, [%addr];"),
-    "BAD_POSITION": ("    mad.lo.u64          %addr, %row_c, 4, %source_rows;\n"
-                     "    ld.global.nc.u32    %s, [%addr];\n"
-                     "    cvt.u64.u32         %t64, %s;"),
-}
-GROUP_KEYS = IndexType("keys", "SCATTERPTX_INDEX_INT32", 4, ".reg .b32   %index32;",
-                       "ld.global.nc.u32    %index32, [%addr];\n"
-                       "    cvt.u64.u32         %target, %index32;")
 PRIVATE_PARAMS = ("CUtensorMap src_map, u64 out_ptr, u64 out_row_stride_bytes, u64 index_ptr, u64 rows, "
                   "u64 row_base, u32 out_rows, u32 cols, u32 slice_elems, u32 stages, u32 staging_offset, "
                   "u32 flags_offset, u32 ring_offset, u32 index_offset, u32 barrier_offset, "
@@ -152,7 +105,7 @@ def variants():
             common = row_substitutions(dtype, index)
             name = f"row_tma_reduce_{dtype.name}_{index.name}"
             out.append(Variant(name, "row_tma_reduce", dtype, index, 16, "row_tma_reduce.ptx.in",
-                               dict(common, **TMA_STREAMING_ROWS, ENTRY=name, REDUCE_TYPE=dtype.reduce),
+                               dict(common, ENTRY=name, REDUCE_TYPE=dtype.reduce),
                                TMA_PARAMS))
             name = f"row_private_{dtype.name}_{index.name}"
             out.append(Variant(name, "row_private", dtype, index, 16, "row_private.ptx.in",
@@ -178,7 +131,7 @@ def variants():
                                         INFLIGHT_REDS=inflight_reds(dtype, vector_bytes, index),
                                         ROW_VECTOR_BATCH=row_vector_batch(dtype, vector_bytes)),
                                    RED_PARAMS))
-    return out + tma_gather_variants() + group_variants() + [index_record_take_variant()]
+    return out + group_variants() + [index_record_take_variant()]
 
 
 def index_record_take_variant():
@@ -186,18 +139,6 @@ def index_record_take_variant():
     f32 and the first index type stand in)."""
     return Variant("index_record_take", "index_record_take", DTYPES[0], INDEX_TYPES[0], 0,
                    "index_record_take.ptx.in", {"ENTRY": "index_record_take"}, INDEX_RECORD_TAKE_PARAMS)
-
-
-def tma_gather_variants():
-    """The TMA path over grouped positions (bucketed grouped execution)."""
-    out = []
-    for dtype in DTYPES:
-        name = f"row_tma_gather_{dtype.name}"
-        out.append(Variant(name, "row_tma_gather", dtype, GROUP_KEYS, 16, "row_tma_reduce.ptx.in",
-                           dict(row_substitutions(dtype, GROUP_KEYS), **TMA_GATHERED_ROWS, ENTRY=name,
-                                REDUCE_TYPE=dtype.reduce),
-                           TMA_PARAMS))
-    return out
 
 
 def group_variants():

@@ -109,7 +109,7 @@ std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext conte
     check_driver(api, "cuModuleGetFunction",
                  api.cuModuleGetFunction(&state->functions[i], module, kKernelVariants[i].entry));
     const KernelFamily family = kKernelVariants[i].family;
-    if (family == KernelFamily::row_tma_reduce || family == KernelFamily::row_tma_gather ||
+    if (family == KernelFamily::row_tma_reduce ||
         family == KernelFamily::row_private || family == KernelFamily::group_segment_sum) {
       // Above 48 KB a CTA's dynamic shared memory needs this opt-in.
       check_driver(api, "cuFuncSetAttribute",

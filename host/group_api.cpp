@@ -72,8 +72,6 @@ Problem problem_for_execute(const scatterptx_plan_st& plan, void* out, const voi
   p.src_address = device_address(src);
   uint64_t alignment = p.elem_bytes;
   if (plan.plan.mode == SCATTERPTX_MODE_SEGMENTED && plan.plan.vectorized) alignment = kLaneSliceBytes;
-  // The TMA path's layout rules: 16-byte aligned out and src.
-  if (plan.plan.mode == SCATTERPTX_MODE_BUCKETED) alignment = kLaneSliceBytes;
   if (plan.plan.mode == SCATTERPTX_MODE_STREAMING) {
     // The streaming planner picks its path from the pointers themselves.
     alignment = p.elem_bytes;
@@ -123,9 +121,6 @@ scatterptx_status scatterptx_plan_create(const scatterptx_scatter_add_args* args
     ContextState& state = current_context_state(api);
     require_stream_in_context(api, state, stream);
     made->context = state.context;
-    if (made->plan.mode == SCATTERPTX_MODE_BUCKETED && !made->problem.is_empty()) {
-      (void)bucketed_tma_plan(state.limits, made->problem);  // refuses what execute would
-    }
     if (!grouped || made->problem.is_empty()) {
       // Nothing to group (an empty problem's executes do nothing); a
       // streaming plan is checked now against what execute would refuse.
@@ -221,7 +216,6 @@ scatterptx_status scatterptx_scatter_add_grouped(const scatterptx_scatter_add_ar
       run_streaming(api, state, problem, stream);
       return;
     }
-    if (plan.mode == SCATTERPTX_MODE_BUCKETED) (void)bucketed_tma_plan(state.limits, problem);
     const CUdeviceptr base = device_address(workspace);
     auto enqueue = [&](CUdeviceptr slot) {
       launch_grouping(api, state, problem, plan, base, stream);

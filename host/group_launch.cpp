@@ -81,38 +81,13 @@ void launch_segment_sums(const DriverApi& api, const ContextState& state, const 
   }
 }
 
-// BUCKETED: the TMA path over the grouped positions, bucket by bucket; a
-// bad index's key (out_rows) makes the kernel record its source position.
-void launch_bucketed_reduce(const DriverApi& api, const ContextState& state, const Problem& p,
-                            const GroupPlan& plan, CUdeviceptr workspace, CUdeviceptr index_error_slot,
-                            CUstream stream) {
-  const Plan tma = bucketed_tma_plan(state.limits, p);
-  const GroupWorkspace& w = plan.workspace;
-  launch_tma_gathered(api, state, p, tma, plan.gather_variant, workspace + w.keys[plan.final_buffer()],
-                      workspace + w.rows[plan.final_buffer()], index_error_slot, stream);
-}
-
 }  // namespace
-
-Plan bucketed_tma_plan(const DeviceLimits& device, const Problem& problem) {
-  Problem tma_problem = problem;
-  tma_problem.path = SCATTERPTX_PATH_TMA;
-  Plan plan = make_plan(tma_problem, device);
-  // A bucket's targets stay in L2 while it is reduced, which is the point
-  // of bucketing; prefetching them as well only adds requests.
-  plan.tma.prefetch_out = false;
-  return plan;
-}
 
 void launch_grouped_execute(const DriverApi& api, const ContextState& state, const Problem& problem,
                             const GroupPlan& plan, CUdeviceptr workspace, CUdeviceptr index_error_slot,
                             CUstream stream) {
   if (problem.is_empty()) return;
-  if (plan.mode == SCATTERPTX_MODE_BUCKETED) {
-    launch_bucketed_reduce(api, state, problem, plan, workspace, index_error_slot, stream);
-  } else {
-    launch_segment_sums(api, state, problem, plan, workspace, index_error_slot, stream);
-  }
+  launch_segment_sums(api, state, problem, plan, workspace, index_error_slot, stream);
 }
 
 }  // namespace scatterptx::detail

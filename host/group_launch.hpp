@@ -1,6 +1,5 @@
 // Grouped execution's launches: building the grouping of an index (the
-// radix passes) and executing a plan on src and out (the summing kernels, or
-// the TMA path over the buckets).
+// radix passes) and executing a plan on src and out (the summing kernels).
 // Stream-ordered, no allocation, no synchronisation: capturable.
 #pragma once
 
@@ -16,10 +15,6 @@ namespace scatterptx::detail {
 // source positions, and the plan's record of a bad index.
 void launch_grouping(const DriverApi& api, const ContextState& state, const Problem& problem,
                      const GroupPlan& plan, CUdeviceptr workspace, CUstream stream);
-
-// The TMA plan a BUCKETED plan runs on this device; throws what make_plan
-// throws, so callers check it before enqueueing anything.
-Plan bucketed_tma_plan(const DeviceLimits& device, const Problem& problem);
 
 // Executes a grouped plan on problem's out and src: out[key, :] += the rows
 // of each group, and every bad index's source position recorded in

@@ -80,17 +80,6 @@ GroupWorkspace layout_workspace(const GroupPlan& plan, uint64_t rows) {
   return w;
 }
 
-// BUCKETED's digit: the top key bits, as many as keep one bucket's out rows
-// within kBucketOutBytes, at most one pass's worth and at least one bit.
-uint32_t bucket_shift(const Problem& p, uint32_t key_bits) {
-  const uint64_t stride = std::max<uint64_t>(1, p.out_row_stride_bytes);
-  uint32_t shift = 0;
-  while (shift + 1 < 64 && (uint64_t{1} << (shift + 1)) * stride <= kBucketOutBytes) ++shift;
-  const uint32_t lowest = key_bits > kSortDigitBits ? key_bits - kSortDigitBits : 0;
-  const uint32_t highest = key_bits > 0 ? key_bits - 1 : 0;
-  return std::min(std::max(shift, lowest), highest);
-}
-
 }  // namespace
 
 std::string segmented_ineligibility(const Problem& p) {
@@ -99,20 +88,15 @@ std::string segmented_ineligibility(const Problem& p) {
   return "";
 }
 
-std::string bucketed_ineligibility(const Problem& p) {
-  const std::string keys = segmented_ineligibility(p);
-  if (!keys.empty()) return keys;
-  if (p.src_rows > kMaxTmaRowsPerLaunch) return "src_rows above 2^31 - 1 (tensor-map rows are s32)";
-  const std::string layout = tma_layout_ineligibility(p);
-  if (!layout.empty()) return "the TMA path's layout rules: " + layout;
-  return "";
-}
-
 GroupOptions validate_group_options(const scatterptx_group_options* options, const Problem& p) {
   GroupOptions o;
   if (options != nullptr) {
+    if (options->mode == SCATTERPTX_MODE_BUCKETED) {
+      invalid_argument("options->mode = SCATTERPTX_MODE_BUCKETED is no longer supported: it was slower than "
+                       "SCATTERPTX_MODE_SEGMENTED on every measured shape; use SEGMENTED or AUTO");
+    }
     if (options->mode != SCATTERPTX_MODE_AUTO && options->mode != SCATTERPTX_MODE_STREAMING &&
-        options->mode != SCATTERPTX_MODE_SEGMENTED && options->mode != SCATTERPTX_MODE_BUCKETED) {
+        options->mode != SCATTERPTX_MODE_SEGMENTED) {
       invalid_argument("options->mode = " + std::to_string(static_cast<int>(options->mode)) +
                        " is not a scatterptx_mode");
     }
@@ -128,11 +112,7 @@ GroupOptions validate_group_options(const scatterptx_group_options* options, con
     invalid_argument("deterministic results need grouping: the streaming paths add with atomics; "
                      "use SCATTERPTX_MODE_SEGMENTED or AUTO");
   }
-  if (o.deterministic && o.mode == SCATTERPTX_MODE_BUCKETED) {
-    invalid_argument("deterministic results need the segmented mode: the bucketed mode adds with the copy "
-                     "engine's atomics; use SCATTERPTX_MODE_SEGMENTED or AUTO");
-  }
-  const bool grouped = o.mode == SCATTERPTX_MODE_SEGMENTED || o.mode == SCATTERPTX_MODE_BUCKETED || o.deterministic;
+  const bool grouped = o.mode == SCATTERPTX_MODE_SEGMENTED || o.deterministic;
   if (grouped || o.mode == SCATTERPTX_MODE_AUTO) {
     // In AUTO the streaming fallback uses the planner's own path and schedule.
     if (p.path != SCATTERPTX_PATH_AUTO) {
@@ -142,11 +122,7 @@ GroupOptions validate_group_options(const scatterptx_group_options* options, con
       invalid_argument("args->schedule tunes a streaming path; it needs options->mode = SCATTERPTX_MODE_STREAMING");
     }
   }
-  if (o.mode == SCATTERPTX_MODE_BUCKETED) {
-    // An empty problem is a no-op in every mode, as a forced TMA path's is.
-    const std::string why = p.is_empty() ? "" : bucketed_ineligibility(p);
-    if (!why.empty()) invalid_argument("bucketed mode cannot take this problem: " + why);
-  } else if (grouped) {
+  if (grouped) {
     const std::string why = segmented_ineligibility(p);
     if (!why.empty()) invalid_argument("segmented mode cannot take this problem: " + why);
   }
@@ -159,7 +135,7 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o) {
   if (o.mode == SCATTERPTX_MODE_SEGMENTED || o.deterministic) {
     plan.mode = SCATTERPTX_MODE_SEGMENTED;
     plan.why_mode = o.deterministic ? "deterministic" : "forced";
-  } else if (o.mode == SCATTERPTX_MODE_STREAMING || o.mode == SCATTERPTX_MODE_BUCKETED) {
+  } else if (o.mode == SCATTERPTX_MODE_STREAMING) {
     plan.mode = o.mode;
     plan.why_mode = "forced";
   } else {
@@ -179,14 +155,6 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o) {
   plan.scatter_variant[1] = find_variant(KernelFamily::group_scatter_keys, SCATTERPTX_F32,
                                          SCATTERPTX_INDEX_INT32, 0);
   plan.scan_variant = find_variant(KernelFamily::group_scan, SCATTERPTX_F32, SCATTERPTX_INDEX_INT32, 0);
-  if (plan.mode == SCATTERPTX_MODE_BUCKETED) {
-    plan.first_shift = bucket_shift(p, plan.key_bits);
-    plan.passes = 1;
-    plan.gather_variant = find_variant(KernelFamily::row_tma_gather, p.dtype, SCATTERPTX_INDEX_INT32, 16);
-    plan.workspace = layout_workspace(plan, m);
-    return plan;
-  }
-
   plan.vectorized = vector_aligned(p);
   plan.passes = std::max<uint32_t>(1, (plan.key_bits + kSortDigitBits - 1) / kSortDigitBits);
   plan.segment_tiles = ceil_div(m, kSegmentTileRows);
@@ -214,16 +182,9 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o) {
 std::string GroupPlan::describe() const {
   // std::to_string, not a stream: see Plan::describe.
   auto field = [](const char* key, uint64_t value) { return std::string(" ") + key + "=" + std::to_string(value); };
-  const char* name = mode == SCATTERPTX_MODE_SEGMENTED  ? "segmented"
-                     : mode == SCATTERPTX_MODE_BUCKETED ? "bucketed"
-                                                        : "streaming";
+  const char* name = mode == SCATTERPTX_MODE_SEGMENTED ? "segmented" : "streaming";
   std::string out = std::string("mode=") + name + field("deterministic", deterministic ? 1 : 0) + " why=\"" +
                     why_mode + "\"";
-  if (mode == SCATTERPTX_MODE_BUCKETED) {
-    out += field("key_bits", key_bits) + field("bucket_shift", first_shift) +
-           field("buckets", (((uint64_t{1} << key_bits) - 1) >> first_shift) + 1) + field("sort_tiles", sort_tiles) +
-           field("workspace_bytes", workspace.bytes);
-  }
   if (mode == SCATTERPTX_MODE_SEGMENTED) {
     out += std::string(" slices=") + (vectorized ? "vec16" : "scalar") + field("key_bits", key_bits) +
            field("passes", passes) + field("sort_tiles", sort_tiles) + field("segment_tiles", segment_tiles) +

@@ -32,7 +32,7 @@ constexpr uint64_t kMaxGroupedTargets = UINT32_MAX - 1;
 // Byte offsets into the plan's workspace, each kWorkspaceAlignment-aligned.
 struct GroupWorkspace {
   uint64_t plan_error = 0;  // u64: smallest bad source position, all ones if none
-  uint64_t keys[2] = {};    // u32 [M] each: the radix passes ping-pong (BUCKETED: [0] only)
+  uint64_t keys[2] = {};    // u32 [M] each: the radix passes ping-pong
   uint64_t rows[2] = {};    // u32 [M] each: source positions
   uint64_t counts = 0;      // u32 [256][sort_tiles]
   uint64_t totals = 0;      // u32 [256]
@@ -47,23 +47,15 @@ struct GroupOptions {
   uint32_t warps_per_cta = 0;
 };
 
-// BUCKETED: each bucket holds the targets of one value of the key's top
-// bits, at most this many bytes of out rows (well within a 50 MB-class L2,
-// beside the src rows streaming through it).
-constexpr uint64_t kBucketOutBytes = 16ull << 20;
-
 struct GroupPlan {
-  scatterptx_mode mode = SCATTERPTX_MODE_STREAMING;  // STREAMING, SEGMENTED or BUCKETED once planned
+  scatterptx_mode mode = SCATTERPTX_MODE_STREAMING;  // STREAMING or SEGMENTED once planned
   bool deterministic = false;
   std::string why_mode;          // one line: why the planner chose the mode
-  // SEGMENTED and BUCKETED:
+  // SEGMENTED:
   uint32_t key_bits = 0;         // bits of the largest key (out_rows)
   uint32_t first_shift = 0;      // lowest key bit of the first pass's digit
-  uint32_t passes = 0;           // radix passes of kSortDigitBits (BUCKETED: one)
+  uint32_t passes = 0;           // radix passes of kSortDigitBits
   uint64_t sort_tiles = 0;
-  // BUCKETED only:
-  std::size_t gather_variant = 0;  // row_tma_gather
-  // SEGMENTED only:
   bool vectorized = false;       // 16-byte lane slices, else one element per lane
   uint64_t segment_tiles = 0;
   uint32_t combine_levels = 0;   // group_combine launches
@@ -86,15 +78,11 @@ struct GroupPlan {
 
 // Throws INVALID_ARGUMENT for options out of range or at odds with the
 // problem (a forced path or schedule outside STREAMING, deterministic
-// STREAMING or BUCKETED, SEGMENTED or BUCKETED on an ineligible problem).
+// STREAMING, SEGMENTED on an ineligible problem, the removed BUCKETED).
 GroupOptions validate_group_options(const scatterptx_group_options* options, const Problem& problem);
 
 // Why SEGMENTED cannot take this problem, or "".
 std::string segmented_ineligibility(const Problem& problem);
-
-// Why BUCKETED cannot take this problem (the TMA path's layout rules, u32
-// keys, s32 tensor-map rows), or "".
-std::string bucketed_ineligibility(const Problem& problem);
 
 // The mode, the kernels and the workspace; for STREAMING nothing else (its
 // plan is make_plan's, on the device).

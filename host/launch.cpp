@@ -51,20 +51,12 @@ CUtensorMap slice_src_map(const DriverApi& api, const Problem& p, const LaunchSl
   return encode_row_tensor_map(api, fields);
 }
 
-// Where a TMA launch takes its rows: the slice's own (streaming), or the
-// grouped positions of a bucketed plan (index = keys, src rows gathered).
-struct TmaRowSource {
-  uint64_t index_ptr = 0;    // 0: the slice's part of the caller's index
-  uint64_t source_rows = 0;  // 0: the slice's rows in order
-};
-
 void launch_tma(const DriverApi& api, CUfunction function, const Problem& p, const Plan& plan,
-                CUdeviceptr error_record, CUstream stream, const TmaRowSource& source = {}) {
+                CUdeviceptr error_record, CUstream stream) {
   const TmaSchedule& s = plan.tma;
   for (const LaunchSlice& slice : plan.launches) {
     CUtensorMap map = slice_src_map(api, p, slice, s.box_elems, 1);
     SliceArguments a = slice_arguments(p, slice);
-    if (source.index_ptr != 0) a.index_ptr = source.index_ptr;
     uint64_t out_rows = p.out_rows;
     uint32_t cols = static_cast<uint32_t>(p.cols);
     uint32_t chunk_elems = s.chunk_elems;
@@ -72,11 +64,10 @@ void launch_tma(const DriverApi& api, CUfunction function, const Problem& p, con
     uint32_t box_elems = s.box_elems;
     uint32_t stages = s.stages;
     uint64_t record = error_record;
-    uint64_t source_rows = source.source_rows;
     uint32_t prefetch_out = s.prefetch_out ? 1 : 0;
-    void* params[] = {&map,        &a.out_ptr, &a.out_stride, &a.index_ptr,    &a.rows,
-                      &a.row_base, &out_rows,  &cols,         &chunk_elems,    &chunks_per_row,
-                      &box_elems,  &stages,    &record,       &source_rows,    &prefetch_out};
+    void* params[] = {&map,        &a.out_ptr, &a.out_stride, &a.index_ptr, &a.rows,
+                      &a.row_base, &out_rows,  &cols,         &chunk_elems, &chunks_per_row,
+                      &box_elems,  &stages,    &record,       &prefetch_out};
     launch(api, function, slice, plan.threads_per_cta, s.shared_bytes, stream, params);
   }
 }
@@ -136,16 +127,6 @@ void launch_plan(const DriverApi& api, const ContextState& state, const Problem&
   } else {
     launch_red(api, function, problem, plan, index_error_slot, stream);
   }
-}
-
-void launch_tma_gathered(const DriverApi& api, const ContextState& state, const Problem& problem,
-                         const Plan& plan, std::size_t variant, CUdeviceptr keys, CUdeviceptr source_rows,
-                         CUdeviceptr index_error_slot, CUstream stream) {
-  if (plan.path != SCATTERPTX_PATH_TMA || plan.launches.size() > 1) {
-    throw std::logic_error("launch_tma_gathered needs a TMA plan of one launch slice");
-  }
-  launch_tma(api, state.functions[variant], problem, plan, index_error_slot, stream,
-             TmaRowSource{keys, source_rows});
 }
 
 }  // namespace scatterptx::detail

@@ -261,8 +261,7 @@ std::string param_name(const ::testing::TestParamInfo<GroupedIndexErrorParam>& i
 INSTANTIATE_TEST_SUITE_P(
     Sm90, GroupedIndexErrorTest,
     ::testing::Combine(::testing::Values(SCATTERPTX_INDEX_INT32, SCATTERPTX_INDEX_INT64),
-                       ::testing::Values(GroupMode::kSegmented, GroupMode::kAuto,
-                                         GroupMode::kDeterministic, GroupMode::kBucketed)),
+                       ::testing::Values(GroupMode::kSegmented, GroupMode::kAuto, GroupMode::kDeterministic)),
     param_name);
 
 }  // namespace

@@ -196,8 +196,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Combine(::testing::Values(SCATTERPTX_F32, SCATTERPTX_F16, SCATTERPTX_BF16,
                                          SCATTERPTX_F64),
                        ::testing::Values(SCATTERPTX_INDEX_INT32, SCATTERPTX_INDEX_INT64),
-                       ::testing::Values(GroupMode::kSegmented, GroupMode::kAuto,
-                                         GroupMode::kDeterministic, GroupMode::kBucketed)),
+                       ::testing::Values(GroupMode::kSegmented, GroupMode::kAuto, GroupMode::kDeterministic)),
     param_name);
 
 }  // namespace

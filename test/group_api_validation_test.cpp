@@ -120,24 +120,8 @@ std::vector<InvalidGroupCase> invalid_group_cases() {
          o.deterministic = 1;
        },
        {"deterministic", "streaming"}},
-      {"DeterministicBucketed",
-       [](Args&, Options& o) {
-         o.mode = SCATTERPTX_MODE_BUCKETED;
-         o.deterministic = 1;
-       },
-       {"deterministic", "bucketed"}},
-      {"BucketedOnRowsNotMultiplesOf16Bytes",
-       [](Args& a, Options& o) {
-         o.mode = SCATTERPTX_MODE_BUCKETED;
-         a.cols = 63;
-       },
-       {"bucketed", "multiple of 16"}},
-      {"BucketedWithTmaPath",
-       [](Args& a, Options& o) {
-         o.mode = SCATTERPTX_MODE_BUCKETED;
-         a.path = SCATTERPTX_PATH_TMA;
-       },
-       {"path"}},
+      {"RemovedBucketedMode", [](Args&, Options& o) { o.mode = SCATTERPTX_MODE_BUCKETED; },
+       {"SCATTERPTX_MODE_BUCKETED", "no longer supported", "SEGMENTED"}},
       {"SegmentedWithTmaPath",
        [](Args& a, Options& o) {
          o.mode = SCATTERPTX_MODE_SEGMENTED;

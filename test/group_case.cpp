@@ -15,7 +15,6 @@ const char* group_mode_name(GroupMode mode) {
     case GroupMode::kSegmented: return "Segmented";
     case GroupMode::kAuto: return "Auto";
     case GroupMode::kDeterministic: return "Deterministic";
-    case GroupMode::kBucketed: return "Bucketed";
   }
   return "UnknownMode";
 }
@@ -25,20 +24,12 @@ scatterptx_group_options group_options(GroupMode mode, uint32_t warps_per_cta) {
   scatterptx_group_options_init(&options);
   if (mode == GroupMode::kSegmented) options.mode = SCATTERPTX_MODE_SEGMENTED;
   if (mode == GroupMode::kDeterministic) options.deterministic = 1;
-  if (mode == GroupMode::kBucketed) options.mode = SCATTERPTX_MODE_BUCKETED;
   options.warps_per_cta = warps_per_cta;
   return options;
 }
 
 bool forces_segmented(const scatterptx_group_options& options) {
   return options.mode == SCATTERPTX_MODE_SEGMENTED || options.deterministic != 0;
-}
-
-bool bucketed_layout(const ScatterShape& shape) {
-  if (shape.src_rows == 0 || shape.cols == 0) return true;
-  const auto bytes = static_cast<int64_t>(element_bytes(shape.dtype));
-  return shape.cols * bytes % 16 == 0 && shape.out_stride() * bytes % 16 == 0 &&
-         shape.src_stride() * bytes % 16 == 0 && shape.src_offset_bytes % 16 == 0;
 }
 
 const char* group_entry_name(GroupEntry entry) {
@@ -124,9 +115,6 @@ void run_grouped(const DeviceScatter& device, const HostScatter& host,
   if (forces_segmented(options) && args.src_rows > 0 && args.cols > 0) {
     EXPECT_NE(described.find("mode=segmented"), std::string::npos) << described;
   }
-  if (options.mode == SCATTERPTX_MODE_BUCKETED) {
-    EXPECT_NE(described.find("mode=bucketed"), std::string::npos) << described;
-  }
   const scatterptx_status executed =
       scatterptx_plan_execute(plan.get(), args.out, args.src, stream);
   ASSERT_EQ(executed, SCATTERPTX_SUCCESS)
@@ -134,46 +122,12 @@ void run_grouped(const DeviceScatter& device, const HostScatter& host,
   synchronize_gpu();
 }
 
-namespace {
-
-void expect_refusal(scatterptx_status status) {
-  EXPECT_EQ(status, SCATTERPTX_ERROR_INVALID_ARGUMENT) << scatterptx_status_name(status);
-  const std::string message = scatterptx_last_error_message();
-  EXPECT_NE(message.find("bucketed mode cannot take this problem"), std::string::npos) << message;
-}
-
-// The layout is outside the TMA path's rules: the single-shot call and
-// create refuse it (the workspace size too, where the shape alone shows it)
-// and out keeps its bytes.
-void expect_bucketed_refused(const DeviceScatter& device, const HostScatter& host,
-                             const scatterptx_scatter_add_args& args, const scatterptx_group_options& options) {
-  SCOPED_TRACE("bucketed on a layout outside the TMA path's rules");
-  // Room for any grouped plan of this shape: segmented needs the most.
-  scatterptx_group_options segmented = options;
-  segmented.mode = SCATTERPTX_MODE_SEGMENTED;
-  Workspace workspace;
-  allocate_workspace(args, segmented, &workspace);
-  if (::testing::Test::HasFatalFailure()) return;
-  expect_refusal(scatterptx_scatter_add_grouped(&args, &options, workspace.pointer(), workspace.bytes, nullptr));
-  scatterptx_plan plan = nullptr;
-  expect_refusal(scatterptx_plan_create(&args, &options, nullptr, 0, nullptr, &plan));
-  EXPECT_EQ(plan, nullptr);
-  synchronize_gpu();
-  EXPECT_TRUE(device.download_out().bytes == host.out0.bytes) << "a refused call wrote to out";
-}
-
-}  // namespace
-
 void run_grouped_and_check(const ScatterShape& shape, const HostScatter& host,
                            const scatterptx_group_options& options) {
   SCOPED_TRACE(shape.describe());
   DeviceScatter device(shape, host);
   const scatterptx_scatter_add_args args =
       device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
-  if (options.mode == SCATTERPTX_MODE_BUCKETED && !bucketed_layout(shape)) {
-    expect_bucketed_refused(device, host, args, options);
-    return;
-  }
   for (GroupEntry entry : all_group_entries()) {
     SCOPED_TRACE(group_entry_name(entry));
     device.reset_out(host.out0);

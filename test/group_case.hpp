@@ -15,18 +15,14 @@
 
 namespace scatterptx_test {
 
-// The option sets under test: SEGMENTED forced, the planner's choice, the
-// deterministic flag (which selects SEGMENTED with mode AUTO), and BUCKETED
-// forced.
-enum class GroupMode { kSegmented, kAuto, kDeterministic, kBucketed };
+// The option sets under test: SEGMENTED forced, the planner's choice, and the
+// deterministic flag (which selects SEGMENTED with mode AUTO).
+enum class GroupMode { kSegmented, kAuto, kDeterministic };
 const char* group_mode_name(GroupMode mode);
 // warps_per_cta 0 keeps the planner's.
 scatterptx_group_options group_options(GroupMode mode, uint32_t warps_per_cta = 0);
 // Whether the options force the segmented mode (and so a "mode=segmented" plan).
 bool forces_segmented(const scatterptx_group_options& options);
-// Whether BUCKETED may take the shape: the TMA path's layout (rows, strides
-// and src 16-byte aligned; out is, when its stride is), or an empty problem.
-bool bucketed_layout(const ScatterShape& shape);
 
 // The three ways to run a grouped scatter_add.
 enum class GroupEntry {
@@ -78,8 +74,7 @@ void run_grouped(const DeviceScatter& device, const HostScatter& host,
 
 // Every entry in turn on one upload of host's inputs (out reset in between),
 // each checked against the reference, guards included, with no index error
-// recorded. BUCKETED on a shape it cannot take: every entry must refuse it
-// with INVALID_ARGUMENT, writing nothing.
+// recorded.
 void run_grouped_and_check(const ScatterShape& shape, const HostScatter& host,
                            const scatterptx_group_options& options);
 

@@ -185,79 +185,13 @@ TEST(GroupPlan, OptionsAreChecked) {
   EXPECT_EQ(make_group_plan(huge, validate_group_options(&o, huge)).mode, SCATTERPTX_MODE_STREAMING);
 }
 
-TEST(GroupPlan, BucketedIsOnePassOverTheTopKeyBits) {
-  // 1.72M targets of 512 B: 21 key bits; 2^15 rows of 512 B are 16 MiB, so
-  // the digit is bits 15..20 (64 buckets of at most 16 MiB of out rows).
-  const GroupPlan plan = make_group_plan(contiguous(SCATTERPTX_F32, 7770000, 1720000, 128),
-                                         mode(SCATTERPTX_MODE_BUCKETED));
-  EXPECT_EQ(plan.mode, SCATTERPTX_MODE_BUCKETED) << plan.describe();
-  EXPECT_EQ(plan.passes, 1u);
-  EXPECT_EQ(plan.key_bits, 21u);
-  EXPECT_EQ(plan.first_shift, 15u);
-  EXPECT_EQ(plan.final_buffer(), 0u);
-  EXPECT_EQ(kKernelVariants[plan.gather_variant].family, KernelFamily::row_tma_gather);
-  EXPECT_EQ(kKernelVariants[plan.gather_variant].dtype, SCATTERPTX_F32);
-  EXPECT_NE(plan.describe().find("mode=bucketed"), std::string::npos) << plan.describe();
-  EXPECT_NE(plan.describe().find("buckets=64"), std::string::npos) << plan.describe();
-  // Keys and source positions once (no ping-pong buffer), no partial sums.
-  EXPECT_GE(plan.workspace.bytes, 8u * 7770000u);
-  EXPECT_LT(plan.workspace.bytes, 9u * 7770000u);
-  const GroupPlan segmented = make_group_plan(contiguous(SCATTERPTX_F32, 7770000, 1720000, 128),
-                                              mode(SCATTERPTX_MODE_SEGMENTED));
-  EXPECT_LT(plan.workspace.bytes, segmented.workspace.bytes / 2);
-}
-
-TEST(GroupPlan, BucketedReducesWithoutPrefetchingOut) {
-  // 512-byte rows: the streaming TMA path would prefetch their out chunks,
-  // but a bucket's targets are already L2-resident.
-  const Problem p = contiguous(SCATTERPTX_F32, 7770000, 1720000, 128);
-  Problem streaming = p;
-  streaming.path = SCATTERPTX_PATH_TMA;
-  ASSERT_TRUE(make_plan(streaming, DeviceLimits{}).tma.prefetch_out);
-  const Plan bucketed = bucketed_tma_plan(DeviceLimits{}, p);
-  EXPECT_EQ(bucketed.path, SCATTERPTX_PATH_TMA);
-  EXPECT_FALSE(bucketed.tma.prefetch_out);
-}
-
-TEST(GroupPlan, BucketedDigitIsAtMostOnePassAndAtLeastOneBit) {
-  // 2^26 rows of 2 KB would want 2^15 buckets: one pass keeps the top 8 bits.
-  const GroupPlan wide = make_group_plan(contiguous(SCATTERPTX_BF16, 1000, uint64_t{1} << 26, 1024),
-                                         mode(SCATTERPTX_MODE_BUCKETED));
-  EXPECT_EQ(wide.key_bits, 27u);
-  EXPECT_EQ(wide.first_shift, 19u);
-  // An out that fits in one bucket still splits on its top bit.
-  const GroupPlan small = make_group_plan(contiguous(SCATTERPTX_F32, 1000, 100, 4), mode(SCATTERPTX_MODE_BUCKETED));
-  EXPECT_EQ(small.key_bits, 7u);
-  EXPECT_EQ(small.first_shift, 6u);
-  // Padded out rows count at their stride.
-  Problem padded = contiguous(SCATTERPTX_F32, 1000, (1u << 20) - 1, 4);  // 20 key bits
-  padded.out_row_stride_bytes = 4096;
-  EXPECT_EQ(make_group_plan(padded, mode(SCATTERPTX_MODE_BUCKETED)).first_shift, 12u);  // 2^12 x 4 KB = 16 MiB
-}
-
-TEST(GroupPlan, BucketedNeedsTheTmaLayoutAndRefusesDeterminism) {
-  const Problem p = contiguous(SCATTERPTX_F32, 1000, 10, 128);
+TEST(GroupPlan, RemovedBucketedModeIsRefusedWhateverTheProblem) {
   scatterptx_group_options o{};
   o.mode = SCATTERPTX_MODE_BUCKETED;
-  EXPECT_EQ(options_status(o, p), SCATTERPTX_SUCCESS);
+  EXPECT_EQ(options_status(o, contiguous(SCATTERPTX_F32, 1000, 10, 128)), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(options_status(o, contiguous(SCATTERPTX_F32, 0, 10, 128)), SCATTERPTX_ERROR_INVALID_ARGUMENT);
   o.deterministic = 1;
-  EXPECT_EQ(options_status(o, p), SCATTERPTX_ERROR_INVALID_ARGUMENT);
-  o.deterministic = 0;
-  EXPECT_EQ(options_status(o, contiguous(SCATTERPTX_F32, 1000, 10, 131)), SCATTERPTX_ERROR_INVALID_ARGUMENT);
-  Problem misaligned = p;
-  misaligned.src_address += 4;
-  EXPECT_EQ(options_status(o, misaligned), SCATTERPTX_ERROR_INVALID_ARGUMENT);
-  Problem padded = p;
-  padded.out_row_stride_bytes += 8;
-  EXPECT_EQ(options_status(o, padded), SCATTERPTX_ERROR_INVALID_ARGUMENT);
-  Problem tall = p;
-  tall.src_rows = uint64_t{1} << 31;  // tensor-map rows are s32
-  EXPECT_EQ(options_status(o, tall), SCATTERPTX_ERROR_INVALID_ARGUMENT);
-  tall.src_rows -= 1;
-  EXPECT_EQ(options_status(o, tall), SCATTERPTX_SUCCESS);
-  // An empty problem is a no-op in every mode, whatever its layout.
-  Problem empty = contiguous(SCATTERPTX_F32, 0, 10, 131);
-  EXPECT_EQ(options_status(o, empty), SCATTERPTX_SUCCESS);
+  EXPECT_EQ(options_status(o, contiguous(SCATTERPTX_F32, 1000, 10, 128)), SCATTERPTX_ERROR_INVALID_ARGUMENT);
 }
 
 }  // namespace

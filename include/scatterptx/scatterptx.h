@@ -170,12 +170,8 @@ typedef enum scatterptx_mode {
    * segments longer than a tile are summed in tile pieces combined in a
    * fixed order, never by atomics. */
   SCATTERPTX_MODE_SEGMENTED = 2,
-  /* One coarse grouping pass (a stable partition by the top bits of the
-   * target, into buckets whose out rows span at most 16 MiB), then the TMA
-   * path's bulk reductions walk the rows bucket by bucket, so the out rows
-   * being reduced stay in L2. Additions are atomic (not deterministic). Needs
-   * the TMA path's layout (16-byte rows, strides and pointers) and
-   * src_rows < 2^31; its workspace is about 8 bytes per source row. */
+  /* Removed: refused with SCATTERPTX_ERROR_INVALID_ARGUMENT (it was slower
+   * than SEGMENTED on every measured shape). The value stays reserved. */
   SCATTERPTX_MODE_BUCKETED = 3
 } scatterptx_mode;
 
@@ -202,8 +198,7 @@ typedef struct scatterptx_plan_st* scatterptx_plan;
  * aligned pointers may make create pick STREAMING, which needs less. options
  * NULL means the defaults. For SEGMENTED with M = src_rows, T = out_rows, row_bytes of
  * the accumulator type (f32 for f16/bf16/f32, f64 for f64), rounded up to 16:
- *   about 16*M + 4*256*ceil(M/2048) + 4*ceil(M/256)*row_bytes + 1 KB;
- * for BUCKETED about 8*M + 4*256*ceil(M/2048) + 1 KB. */
+ *   about 16*M + 4*256*ceil(M/2048) + 4*ceil(M/256)*row_bytes + 1 KB. */
 SCATTERPTX_API
 scatterptx_status scatterptx_plan_workspace_size(const scatterptx_scatter_add_args* args,
                                                  const scatterptx_group_options* options, size_t* bytes);
@@ -215,7 +210,7 @@ scatterptx_status scatterptx_plan_workspace_size(const scatterptx_scatter_add_ar
  * written to out. workspace: NULL to have the plan allocate (and free on
  * destroy) its own, else a device allocation of at least
  * scatterptx_plan_workspace_size() bytes, 256-byte aligned, that the caller
- * keeps alive and untouched until destroy. A SEGMENTED or BUCKETED plan reads the
+ * keeps alive and untouched until destroy. A SEGMENTED plan reads the
  * index's contents once, here (later changes to it are not seen); a
  * STREAMING plan reads it at every execute, so it must stay valid.
  * RECORD mode: every execute records an out-of-range index, exactly as

@@ -17,7 +17,7 @@ DTYPES = {"f32": 0, "f16": 1, "bf16": 2, "f64": 3}
 INDEX_TYPES = {"int32": 0, "int64": 1}
 INDEX_CHECKS = {"record": 0, "checked": 1}
 PATHS = {"auto": 0, "tma": 1, "red": 2}
-MODES = {"auto": 0, "streaming": 1, "segmented": 2, "bucketed": 3}
+MODES = {"auto": 0, "streaming": 1, "segmented": 2}
 
 
 class ScatterPtxError(RuntimeError):
