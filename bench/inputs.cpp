@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "driver.hpp"
-#include "dtype.hpp"
+#include "element_types.hpp"
 #include "random_fill.hpp"
 
 namespace scatterptx_bench {
@@ -21,7 +21,7 @@ void log_generation(const char* what, size_t bytes) {
 // longer than the parallel fill that overwrites it (and faults its pages in).
 std::unique_ptr<uint8_t[]> random_host_array(scatterptx_dtype dtype, size_t elements,
                                              uint64_t seed) {
-  std::unique_ptr<uint8_t[]> host(new uint8_t[elements * dtype_bytes(dtype)]);
+  std::unique_ptr<uint8_t[]> host(new uint8_t[elements * scatterptx_testing::element_bytes(dtype)]);
   fill_random_nonzero(dtype, host.get(), elements, seed);
   return host;
 }
@@ -32,7 +32,7 @@ std::unique_ptr<SourceInputs> make_source(const Scenario& s, int64_t host_prefix
   source->cols = s.cols;
   source->dtype = s.dtype;
   const size_t elements = static_cast<size_t>(s.src_rows * s.cols);
-  const size_t bytes = elements * dtype_bytes(s.dtype);
+  const size_t bytes = elements * scatterptx_testing::element_bytes(s.dtype);
   log_generation("src", bytes);
   const std::unique_ptr<uint8_t[]> host = random_host_array(
       s.dtype, elements, seed_for(kSourceSeed, s.src_rows, s.cols, s.dtype));
@@ -53,13 +53,13 @@ std::unique_ptr<OutInputs> make_out(const Scenario& s) {
   out->cols = s.cols;
   out->dtype = s.dtype;
   const size_t elements = static_cast<size_t>(s.out_rows * s.cols);
-  const size_t bytes = elements * dtype_bytes(s.dtype);
+  const size_t bytes = elements * scatterptx_testing::element_bytes(s.dtype);
   log_generation("out", bytes);
   out->host = random_host_array(s.dtype, elements, seed_for(kOutSeed, s.out_rows, s.cols, s.dtype));
   out->out = DeviceBuffer(bytes);
   out->pristine = DeviceBuffer(bytes);
   copy_to_device(out->pristine.address(), out->host.get(), bytes);
-  check_cu(driver().cuMemcpyDtoD(out->out.address(), out->pristine.address(), bytes),
+  check_driver(driver().cuMemcpyDtoD(out->out.address(), out->pristine.address(), bytes),
            "cuMemcpyDtoD");
   return out;
 }

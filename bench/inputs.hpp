@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "device_buffer.hpp"
+#include "driver.hpp"
 #include "scenarios.hpp"
 
 namespace scatterptx_bench {

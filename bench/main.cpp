@@ -82,10 +82,11 @@ int run_benchmark(const Options& options, const std::vector<Scenario>& scenarios
   }
   check_scatterptx(prepared, "scatterptx_prepare");
   size_t free_bytes = 0;
-  check_cu(driver().cuMemGetInfo(&free_bytes, &device.total_memory_bytes), "cuMemGetInfo");
+  check_driver(driver().cuMemGetInfo(&free_bytes, &device.total_memory_bytes), "cuMemGetInfo");
 
   const RunSettings settings = run_settings(options);
-  OwnedStream stream;
+  // Blocking: the synchronous host copies then wait for the work queued on it.
+  Stream stream(CU_STREAM_DEFAULT);
   L2Flusher flusher(device.l2_bytes);
   EventTimer timer;
   InputCache inputs(settings.check_rows);
@@ -109,7 +110,7 @@ int run_benchmark(const Options& options, const std::vector<Scenario>& scenarios
                  scenarios[i].name.c_str());
     try {
       results.push_back(runner.run(scenarios[i]));
-    } catch (const BenchError&) {
+    } catch (const std::runtime_error&) {  // BenchError or DriverError
       // Show what was measured before the failure, then fail.
       print_results_table(std::cout, results);
       print_grouped_table(std::cout, results);

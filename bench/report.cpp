@@ -3,7 +3,7 @@
 #include <fstream>
 
 #include "driver.hpp"
-#include "dtype.hpp"
+#include "element_types.hpp"
 #include "json_writer.hpp"
 #include "options.hpp"
 #include "path_choice.hpp"

@@ -7,7 +7,7 @@
 #include <cstdlib>
 #include <utility>
 
-#include "dtype.hpp"
+#include "element_types.hpp"
 #include "random_fill.hpp"
 
 namespace scatterptx_bench {
@@ -103,7 +103,7 @@ bool parse_index_kind(const std::string& text, IndexKind* kind) {
 }
 
 int64_t row_bytes(const Scenario& scenario) {
-  return scenario.cols * static_cast<int64_t>(dtype_bytes(scenario.dtype));
+  return scenario.cols * static_cast<int64_t>(scatterptx_testing::element_bytes(scenario.dtype));
 }
 
 std::vector<Scenario> default_scenarios(bool quick) {
@@ -129,7 +129,7 @@ std::vector<Scenario> default_scenarios(bool quick) {
       make(K::uniform, m4, t4, 128, SCATTERPTX_F16),
   };
   auto small_rows = [&](scatterptx_dtype dtype, int64_t bytes) {
-    const int64_t cols = bytes / static_cast<int64_t>(dtype_bytes(dtype));
+    const int64_t cols = bytes / static_cast<int64_t>(scatterptx_testing::element_bytes(dtype));
     suite.push_back(make(K::uniform, m4, t4, cols, dtype,
                          "small_rows-" + std::to_string(bytes) + "B-d" + std::to_string(cols) + "-" +
                              scatterptx_dtype_name(dtype)));
@@ -165,7 +165,7 @@ bool parse_shape(const std::string& text, Scenario* scenario, std::string* error
     *error = "--shape: M, T and D must be positive counts in '" + text + "'";
     return false;
   }
-  if (!parse_dtype(parts[4], &s.dtype)) {
+  if (!scatterptx_testing::parse_dtype(parts[4], &s.dtype)) {
     *error = "--shape: unknown dtype '" + parts[4] + "' (f32, f16, bf16, f64)";
     return false;
   }

@@ -12,16 +12,16 @@ L2Flusher::L2Flusher(int64_t l2_bytes) : buffer_(static_cast<size_t>(2 * l2_byte
 
 void L2Flusher::flush(CUstream stream) {
   ++value_;
-  check_cu(driver().cuMemsetD8Async(buffer_.address(), value_, buffer_.bytes(), stream),
+  check_driver(driver().cuMemsetD8Async(buffer_.address(), value_, buffer_.size(), stream),
            "cuMemsetD8Async");
 }
 
 EventTimer::EventTimer() {
-  check_cu(driver().cuEventCreate(&start_, CU_EVENT_DEFAULT), "cuEventCreate");
+  check_driver(driver().cuEventCreate(&start_, CU_EVENT_DEFAULT), "cuEventCreate");
   const CUresult result = driver().cuEventCreate(&stop_, CU_EVENT_DEFAULT);
   if (result != CUDA_SUCCESS) {
     driver().cuEventDestroy(start_);
-    check_cu(result, "cuEventCreate");
+    check_driver(result, "cuEventCreate");
   }
 }
 
@@ -44,11 +44,11 @@ TimingResult EventTimer::time(CUstream stream, L2Flusher& flusher, const TimingC
     flusher.flush(stream);
     operation(stream);
     if (after_run) {
-      check_cu(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
+      check_driver(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
       after_run();
     }
   }
-  check_cu(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
+  check_driver(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
 
   std::vector<double> run_ms;
   run_ms.reserve(static_cast<size_t>(config.timed_runs));
@@ -57,12 +57,12 @@ TimingResult EventTimer::time(CUstream stream, L2Flusher& flusher, const TimingC
     // also keeps the GPU busy while the host enqueues the operation, so the
     // timed region holds no host launch gap.
     flusher.flush(stream);
-    check_cu(api.cuEventRecord(start_, stream), "cuEventRecord");
+    check_driver(api.cuEventRecord(start_, stream), "cuEventRecord");
     operation(stream);
-    check_cu(api.cuEventRecord(stop_, stream), "cuEventRecord");
-    check_cu(api.cuEventSynchronize(stop_), "cuEventSynchronize");
+    check_driver(api.cuEventRecord(stop_, stream), "cuEventRecord");
+    check_driver(api.cuEventSynchronize(stop_), "cuEventSynchronize");
     float elapsed_ms = 0;
-    check_cu(api.cuEventElapsedTime(&elapsed_ms, start_, stop_), "cuEventElapsedTime");
+    check_driver(api.cuEventElapsedTime(&elapsed_ms, start_, stop_), "cuEventElapsedTime");
     run_ms.push_back(elapsed_ms);
     if (after_run) after_run();
   }

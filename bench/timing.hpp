@@ -9,7 +9,7 @@
 #include <functional>
 #include <vector>
 
-#include "device_buffer.hpp"
+#include "driver.hpp"
 
 namespace scatterptx_bench {
 
@@ -31,7 +31,7 @@ class L2Flusher {
  public:
   explicit L2Flusher(int64_t l2_bytes);
   void flush(CUstream stream);
-  size_t bytes() const { return buffer_.bytes(); }
+  size_t bytes() const { return buffer_.size(); }
 
  private:
   DeviceBuffer buffer_;
