@@ -88,7 +88,7 @@ int run_benchmark(const Options& options, const std::vector<Scenario>& scenarios
   // Blocking: the synchronous host copies then wait for the work queued on it.
   Stream stream(CU_STREAM_DEFAULT);
   L2Flusher flusher(device.l2_bytes);
-  EventTimer timer;
+  EventTimer timer(options.head_start_cycles);
   InputCache inputs(settings.check_rows);
   ScenarioRunner runner(stream.get(), flusher, timer, inputs, settings);
 
@@ -96,6 +96,7 @@ int run_benchmark(const Options& options, const std::vector<Scenario>& scenarios
   description.timed_runs = options.runs;
   description.warmup_runs = options.warmup_runs;
   description.flush_bytes = flusher.bytes();
+  description.head_start_cycles = options.head_start_cycles;
   description.quick = options.quick;
   description.sweep = options.sweep;
   description.path_choice = options.path_choice;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "execution_mode.hpp"
+#include "gpu_sleep.hpp"
 #include "scatterptx/scatterptx.h"
 
 namespace scatterptx_bench {
@@ -20,6 +21,7 @@ struct Options {
   bool schedule_given = false;
   int runs = 20;                              // timed runs per measurement
   int warmup_runs = 3;
+  int64_t head_start_cycles = kDefaultHeadStartCycles;  // --head-start-cycles; 0: none
   bool quick = false;
   bool sweep = false;
   bool path_choice = false;                   // --path-choice

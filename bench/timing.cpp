@@ -16,7 +16,9 @@ void L2Flusher::flush(CUstream stream) {
            "cuMemsetD8Async");
 }
 
-EventTimer::EventTimer() {
+EventTimer::EventTimer(int64_t head_start_cycles)
+    : head_start_cycles_(static_cast<uint64_t>(head_start_cycles > 0 ? head_start_cycles : 0)) {
+  if (head_start_cycles_ > 0) sleep_ = std::make_unique<GpuSleep>();
   check_driver(driver().cuEventCreate(&start_, CU_EVENT_DEFAULT), "cuEventCreate");
   const CUresult result = driver().cuEventCreate(&stop_, CU_EVENT_DEFAULT);
   if (result != CUDA_SUCCESS) {
@@ -41,7 +43,7 @@ TimingResult EventTimer::time(CUstream stream, L2Flusher& flusher, const TimingC
                               const std::function<void()>& after_run) {
   const DriverApi& api = driver();
   for (int run = 0; run < config.warmup_runs; ++run) {
-    flusher.flush(stream);
+    prepare_run(stream, flusher);
     operation(stream);
     if (after_run) {
       check_driver(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
@@ -53,10 +55,10 @@ TimingResult EventTimer::time(CUstream stream, L2Flusher& flusher, const TimingC
   std::vector<double> run_ms;
   run_ms.reserve(static_cast<size_t>(config.timed_runs));
   for (int run = 0; run < config.timed_runs; ++run) {
-    // The flush is enqueued before the start event, so it is not timed; it
-    // also keeps the GPU busy while the host enqueues the operation, so the
-    // timed region holds no host launch gap.
-    flusher.flush(stream);
+    // The flush and the sleep are enqueued before the start event, so they
+    // are not timed; they keep the GPU busy while the host enqueues the
+    // operation, so the timed region holds no host launch gap.
+    prepare_run(stream, flusher);
     check_driver(api.cuEventRecord(start_, stream), "cuEventRecord");
     operation(stream);
     check_driver(api.cuEventRecord(stop_, stream), "cuEventRecord");
@@ -67,6 +69,11 @@ TimingResult EventTimer::time(CUstream stream, L2Flusher& flusher, const TimingC
     if (after_run) after_run();
   }
   return summarise_runs(std::move(run_ms));
+}
+
+void EventTimer::prepare_run(CUstream stream, L2Flusher& flusher) const {
+  flusher.flush(stream);
+  if (sleep_) sleep_->enqueue(stream, head_start_cycles_);
 }
 
 TimingResult summarise_runs(std::vector<double> run_ms) {
