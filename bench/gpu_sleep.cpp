@@ -4,7 +4,7 @@
 #include <string>
 
 #include "driver.hpp"
-#include "gpu_sleep_ptx.hpp"
+#include "bench_data.hpp"
 
 namespace scatterptx_bench {
 

@@ -14,7 +14,8 @@ namespace scatterptx_bench {
 // room for a busy host. compare.py takes this default from the bench's JSON.
 constexpr int64_t kDefaultHeadStartCycles = 200000;
 
-// One thread spinning on %clock64, JIT-compiled from PTX text when built.
+// One thread spinning on %clock64 (bench/gpu_sleep.ptx, JIT-compiled when
+// constructed).
 class GpuSleep {
  public:
   GpuSleep();

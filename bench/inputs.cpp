@@ -64,27 +64,14 @@ std::unique_ptr<OutInputs> make_out(const Scenario& s) {
   return out;
 }
 
-int64_t count_distinct(const std::vector<int64_t>& index, int64_t out_rows) {
-  std::vector<uint8_t> seen(static_cast<size_t>(out_rows), 0);
-  int64_t distinct = 0;
-  for (int64_t target : index) {
-    uint8_t& flag = seen[static_cast<size_t>(target)];
-    distinct += flag == 0;
-    flag = 1;
-  }
-  return distinct;
-}
-
 std::unique_ptr<IndexInputs> make_index_inputs(const Scenario& s, int64_t host_prefix_rows) {
   auto index = std::make_unique<IndexInputs>();
   index->kind = s.kind;
   index->src_rows = s.src_rows;
   index->out_rows = s.out_rows;
   log_generation("index", static_cast<size_t>(s.src_rows) * sizeof(int64_t));
-  const std::vector<int64_t> host =
-      make_index(s.kind, s.src_rows, s.out_rows,
-                 seed_for(kIndexSeed, static_cast<uint64_t>(s.kind), s.src_rows, s.out_rows));
-  index->distinct_targets = count_distinct(host, s.out_rows);
+  const std::vector<int64_t> host = scenario_index(s);
+  index->distinct_targets = count_distinct_targets(host, s.out_rows);
   index->index = DeviceBuffer(host.size() * sizeof(int64_t));
   copy_to_device(index->index.address(), host.data(), host.size() * sizeof(int64_t));
   const size_t prefix = static_cast<size_t>(std::min(s.src_rows, host_prefix_rows));
@@ -93,6 +80,11 @@ std::unique_ptr<IndexInputs> make_index_inputs(const Scenario& s, int64_t host_p
 }
 
 }  // namespace
+
+std::vector<int64_t> scenario_index(const Scenario& s) {
+  return make_index(s.kind, s.src_rows, s.out_rows,
+                    seed_for(kIndexSeed, static_cast<uint64_t>(s.kind), s.src_rows, s.out_rows));
+}
 
 ProblemInputs InputCache::prepare(const Scenario& s) {
   const bool source_stale = !source_ || source_->rows != s.src_rows || source_->cols != s.cols ||

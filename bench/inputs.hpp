@@ -50,6 +50,9 @@ struct ProblemInputs {
   const IndexInputs* index = nullptr;
 };
 
+// The scenario's index on the host, the same whenever it is made.
+std::vector<int64_t> scenario_index(const Scenario& scenario);
+
 class InputCache {
  public:
   // host_prefix_rows: how many leading src rows and index entries to keep on

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "describe.hpp"
 #include "device.hpp"
 #include "driver.hpp"
 #include "inputs.hpp"
@@ -156,6 +157,10 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   try {
+    if (!options.describe_path.empty()) {
+      write_description(options.describe_path, scenarios, options.quick, options.head_start_cycles);
+      return kExitOk;
+    }
     return run_benchmark(options, scenarios);
   } catch (const std::exception& failure) {
     std::fflush(stdout);

@@ -57,6 +57,9 @@ runs, median of the timed runs, L2 flushed and a GPU sleep queued before
 every run.
 
   --json FILE           also write every result, with the raw run times, as JSON
+  --describe FILE       write the selected scenarios with their floors' bytes,
+                        the error bound and the head start as JSON, and exit
+                        (no GPU needed; bench/compare.py reads it)
   --scenario NAME       run only scenarios whose name contains NAME (repeatable)
   --shape K:M:T:D:DT    run this one case instead of the suite (repeatable);
                         K uniform|high_cont|sorted|few_targets|few_idx,
@@ -120,7 +123,7 @@ bool parse_options(int argc, char** argv, Options* options, std::string* error) 
       continue;
     }
     static const char* const kValueOptions[] = {
-        "--json",  "--scenario",    "--shape", "--mode",   "--path",  "--chunk-bytes", "--stages",
+        "--json", "--describe", "--scenario",    "--shape", "--mode",   "--path",  "--chunk-bytes", "--stages",
         "--warps", "--ctas-per-sm", "--runs",  "--warmup", "--device", "--head-start-cycles"};
     bool takes_value = false;
     for (const char* known : kValueOptions) takes_value = takes_value || flag == known;
@@ -146,6 +149,8 @@ bool parse_options(int argc, char** argv, Options* options, std::string* error) 
     };
     if (flag == "--json") {
       parsed.json_path = value;
+    } else if (flag == "--describe") {
+      parsed.describe_path = value;
     } else if (flag == "--scenario") {
       parsed.scenario_filters.push_back(value);
     } else if (flag == "--shape") {

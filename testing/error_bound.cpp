@@ -6,10 +6,11 @@
 
 namespace scatterptx_testing {
 
+double reference_unit_roundoff() { return std::ldexp(1.0, -53); }
+
 double rounding_error_bound(scatterptx_dtype dtype, double additions, double magnitude) {
-  const double reference_roundoff = std::ldexp(1.0, -53);
   return (additions + 1) *
-         ((unit_roundoff(dtype) + reference_roundoff) * magnitude + smallest_normal(dtype));
+         ((unit_roundoff(dtype) + reference_unit_roundoff()) * magnitude + smallest_normal(dtype));
 }
 
 std::string rounding_error_bound_text() {

@@ -18,6 +18,9 @@ namespace scatterptx_testing {
 // flush-to-zero per addition.
 double rounding_error_bound(scatterptx_dtype dtype, double additions, double magnitude);
 
+// u_f64 = 2^-53: the float64 reference's own rounding.
+double reference_unit_roundoff();
+
 // The formula above as text, for reports.
 std::string rounding_error_bound_text();
 
