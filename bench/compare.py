@@ -2,7 +2,8 @@
 """Times libscatterptx against torch's scatter paths and the seed kernel.
 
 In one process, on the same tensors, for every scenario of the C++
-benchmark's default suite (bench/scenarios.cpp): libscatterptx (AUTO path;
+benchmark's suite (bench/scenarios.tsv, with the floors' bytes, the error
+bound and the head start as `scatterptx-bench --describe` gives them): libscatterptx (AUTO path;
 segmented scatter_add_grouped into a preallocated workspace; execute of a
 segmented plan built beforehand, whose build time is recorded too; and
 deterministic scatter_add_grouped), eager scatter_add_ (expanded index) and
@@ -12,6 +13,7 @@ checked against a float64 reference before it is timed; a device copy of src
 gives the floors.
 
   python3 bench/compare.py --out DIR [--scenario NAME ...] [--quick] [--no-compile] [--no-seed]
+                           [--bench build/bench/scatterptx-bench]
 
 Writes DIR/<date>-<gpu>.json, .md and .png and prints the markdown.
 
@@ -37,10 +39,6 @@ import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-# About 100 us at the H200's 1.98 GHz: more than a Python call's host time
-# (14-23 us for ours, 9-13 for an eager torch call, bench/results/*python-call-
-# overhead*) with room for a busy host.
-HEAD_START_CYCLES = 200_000
 sys.path.insert(0, HERE)
 
 import compare_report  # noqa: E402
@@ -57,9 +55,12 @@ def parse_args(argv):
     ap.add_argument("--no-seed", action="store_true", help="leave out the seed kernel")
     ap.add_argument("--runs", type=int, default=20, help="timed runs per system (median)")
     ap.add_argument("--warmup", type=int, default=3, help="warm-up calls per system")
-    ap.add_argument("--head-start-cycles", type=int, default=HEAD_START_CYCLES,
+    ap.add_argument("--head-start-cycles", type=int, default=None,
                     help="GPU clock cycles of sleep queued between the flush and the start event, "
-                         "so that a call's host time cannot show in its timing (0: none)")
+                         "so that a call's host time cannot show in its timing (0: none; "
+                         "default: the C++ bench's)")
+    ap.add_argument("--bench", default=os.path.join(REPO, "build", "bench", "scatterptx-bench"),
+                    help="the scatterptx-bench whose --describe gives the scenarios, floors and bound")
     ap.add_argument("--budget-s", type=float, default=5.0,
                     help="cap on the timed runs of one system in one scenario: fewer runs "
                          "(at least 3) when runs x warm-up time exceeds it")
@@ -175,7 +176,7 @@ def run_system(torch, timer, system, inputs, ref, tol):
     return record
 
 
-def _measure_scenario(torch, timer, systems, s, result):
+def _measure_scenario(torch, timer, systems, s, error_bound, result):
     """Fills result; the scenario's tensors are this frame's locals and go with it."""
     from compare_systems import Inputs
 
@@ -183,12 +184,12 @@ def _measure_scenario(torch, timer, systems, s, result):
     src = sc.random_nonzero(s.src_rows, s.cols, s.dtype, s, "src")
     out0 = sc.random_nonzero(s.out_rows, s.cols, s.dtype, s, "out")
     out = out0.clone()
-    ref, tol, counts = sc.reference(out0, index, src, s.dtype)
+    ref, tol, counts = sc.reference(out0, index, src, s.dtype, error_bound)
     distinct = int((counts > 0).sum())
     result["distinct_targets"] = distinct
     result["max_count"] = int(counts.max())
     del counts
-    floors = sc.floor_bytes(s.src_rows, distinct, s.row_bytes)
+    floors = s.floors_bytes  # the C++ bench's, from its own index of this scenario
     result["floors_bytes"] = floors
 
     dst = torch.empty_like(src)
@@ -215,12 +216,12 @@ def _measure_scenario(torch, timer, systems, s, result):
         log(f"    {system.key:24s} {shown.strip()}  [{record['elapsed_s']:.1f} s]")
 
 
-def run_scenario(torch, timer, systems, s):
-    result = {"scenario": dict(dataclasses.asdict(s), row_bytes=s.row_bytes, shape_text=s.shape_text()),
+def run_scenario(torch, timer, systems, s, error_bound):
+    result = {"scenario": dict(dataclasses.asdict(s), shape_text=s.shape_text()),
               "systems": {}}
     started = time.perf_counter()
     try:
-        _measure_scenario(torch, timer, systems, s, result)
+        _measure_scenario(torch, timer, systems, s, error_bound, result)
     except Exception as e:  # noqa: BLE001 - one scenario's failure does not end the run
         result["error"] = f"{type(e).__name__}: {e}"[:2000]
         result["traceback"] = traceback.format_exc()
@@ -241,17 +242,22 @@ def _commit():
 
 def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    scenarios = sc.select(sc.default_scenarios(args.quick), args.scenario)
-    if args.list:
-        print("\n".join(s.name for s in sc.default_scenarios(args.quick)))
-        return 0
-    if not scenarios:
-        names = "\n  ".join(s.name for s in sc.default_scenarios(args.quick))
-        print(f"no scenario matches --scenario; the names are:\n  {names}", file=sys.stderr)
+    try:
+        scenarios, description = sc.describe(args.bench, args.quick, args.scenario)
+    except RuntimeError as e:
+        print(e, file=sys.stderr)
         return 2
+    if args.list:
+        print("\n".join(s.name for s in scenarios))
+        return 0
+    if args.head_start_cycles is None:
+        args.head_start_cycles = description["head_start_cycles"]
 
-    import torch
-
+    try:
+        import torch
+    except ImportError:
+        print("needs torch (with CUDA)", file=sys.stderr)
+        return 2
     if not torch.cuda.is_available():
         print("needs a CUDA GPU", file=sys.stderr)
         return 2
@@ -298,6 +304,7 @@ def main(argv=None):
         "quick": args.quick,
         "flush_bytes": timer.flush_buffer.numel(),
         "index_dtype": "int64",
+        "error_bound": description["error_bound"]["formula"],
     }
     os.makedirs(args.out, exist_ok=True)
     stem = os.path.join(args.out, f"{today}-{gpu_slug(device['name'])}")
@@ -305,7 +312,7 @@ def main(argv=None):
     results = []
     for n, s in enumerate(scenarios, 1):
         log(f"[{n}/{len(scenarios)}] {s.name}: {s.shape_text()} rows, D={s.cols}, {s.dtype}")
-        result = run_scenario(torch, timer, systems, s)
+        result = run_scenario(torch, timer, systems, s, description["error_bound"])
         results.append(result)
         gc.collect()
         torch.cuda.empty_cache()

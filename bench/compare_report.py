@@ -149,10 +149,10 @@ def markdown(meta, results):
         + (f", then a GPU sleep of {meta['head_start_cycles']} cycles (untimed) while the host queues the call"
            if meta.get("head_start_cycles") else ", no head start")
         + "; index int64; every system's result checked against a float64 "
-        "reference before it is timed: |got - ref| <= 2 (count + 1) u (|out0| + sum |src|)",
+        f"reference before it is timed: {meta.get('error_bound', '')}",
         "- Floors: ideal = M·row + M·8 + 2·T·row bytes, no-reuse = M·row + M·8 + 2·M·row bytes, "
         "each over the copy bandwidth measured in the same scenario (a device copy of src, "
-        "bytes read + written); T = distinct targets",
+        "bytes read + written); T = distinct targets of the C++ bench's index (scatterptx-bench --describe)",
         "- segment_reduce: index sorted, src reordered and lengths counted once outside the "
         "timing; timed: segment_reduce + out[targets] += sums",
         "- libscatterptx AUTO: scatter_add_ (streaming); segmented and deterministic: "

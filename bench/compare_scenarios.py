@@ -1,18 +1,17 @@
-"""Scenarios for bench/compare.py: the C++ benchmark's default suite (same names
-and sizes as bench/scenarios.cpp), their inputs on the GPU, the float64
+"""Scenarios for bench/compare.py: the C++ benchmark's suite (bench/scenarios.tsv)
+with its floors' bytes and the error bound, as scatterptx-bench --describe
+writes them (each defined once, in C++); their inputs on the GPU, the float64
 reference and the per-element rounding-bound check."""
 
 import dataclasses
+import json
+import os
+import subprocess
+import tempfile
 import zlib
 
 THOUSAND = 1000
 MILLION = 1000 * 1000
-QUICK_DIVISOR = 16  # --quick divides row counts by this (few_idx: its D instead)
-INDEX_BYTES = 8  # the index is int64
-
-DTYPE_BYTES = {"f32": 4, "f16": 2, "bf16": 2, "f64": 8}
-# unit roundoff of each element type
-UNIT = {"f32": 2.0 ** -24, "f16": 2.0 ** -11, "bf16": 2.0 ** -8, "f64": 2.0 ** -53}
 # |value| of the random inputs lies in [MIN_MAGNITUDE, 1]: never zero
 MIN_MAGNITUDE = 1.0 / 64
 
@@ -25,10 +24,8 @@ class Scenario:
     out_rows: int  # T (out has T rows; the distinct targets may be fewer)
     cols: int  # D
     dtype: str  # f32, f16, bf16, f64
-
-    @property
-    def row_bytes(self):
-        return self.cols * DTYPE_BYTES[self.dtype]
+    row_bytes: int
+    floors_bytes: dict  # ideal, no_reuse, copy: from the C++ bench's own index
 
     def shape_text(self):
         return f"{count_text(self.src_rows)} -> {count_text(self.out_rows)}"
@@ -41,59 +38,24 @@ def count_text(n):
     return str(n)
 
 
-def _make(kind, m, t, d, dtype, name=None):
-    return Scenario(name or f"{kind}-d{d}-{dtype}", kind, m, t, d, dtype)
-
-
-def _shrink_for_quick(s):
-    if s.kind == "few_idx":
-        return dataclasses.replace(s, cols=max(1, s.cols // QUICK_DIVISOR))
-    m = max(1, s.src_rows // QUICK_DIVISOR)
-    t = s.out_rows if s.kind == "few_targets" else max(1, s.out_rows // QUICK_DIVISOR)
-    return dataclasses.replace(s, src_rows=m, out_rows=t)
-
-
-def default_scenarios(quick=False):
-    """The suite of bench/scenarios.cpp, in its order."""
-    m7, t7 = 7770 * THOUSAND, 1720 * THOUSAND
-    m2, t2 = 2 * MILLION, 500 * THOUSAND
-    m4, t4 = 4 * MILLION, MILLION
-    suite = [
-        _make("uniform", m7, t7, 128, "f32"),
-        _make("uniform", m7, t7, 128, "bf16"),
-        _make("high_cont", m7, t7, 128, "bf16"),
-        _make("high_cont", m7, t7, 128, "f32"),
-        _make("uniform", m2, t2, 512, "f32"),
-        _make("uniform", m2, t2, 1024, "bf16"),
-        _make("uniform", m2, t2, 128, "f64"),
-        _make("sorted", m4, t4, 256, "f32"),
-        _make("few_targets", m4, 100, 256, "f32"),
-        _make("uniform", m4, t4, 128, "f16"),
-    ]
-    small_rows = [(dtype, nbytes) for dtype in ("f32", "bf16") for nbytes in (8, 16, 32, 64, 128)]
-    # f16 and f64 over the 32-128 byte rows that the small-row targets name
-    small_rows += [(dtype, nbytes) for dtype in ("f16", "f64") for nbytes in (32, 64, 128)]
-    for dtype, nbytes in small_rows:
-        cols = nbytes // DTYPE_BYTES[dtype]
-        suite.append(_make("uniform", m4, t4, cols, dtype, f"small_rows-{nbytes}B-d{cols}-{dtype}"))
-    suite.append(_make("few_idx", 100, 100, 640000, "f32"))
-    if quick:
-        suite = [_shrink_for_quick(s) for s in suite]
-    return suite
-
-
-def select(scenarios, filters):
-    """Scenarios whose name contains any of filters (all when filters is empty)."""
-    if not filters:
-        return list(scenarios)
-    return [s for s in scenarios if any(f in s.name for f in filters)]
-
-
-def floor_bytes(m, distinct_targets, row_bytes):
-    streamed = m * row_bytes + m * INDEX_BYTES
-    return {"ideal": streamed + 2 * distinct_targets * row_bytes,
-            "no_reuse": streamed + 2 * m * row_bytes,
-            "copy": 2 * m * row_bytes}
+def describe(bench, quick=False, filters=()):
+    """(scenarios, description) from `bench --describe` (no GPU needed);
+    raises RuntimeError with the bench's message when it fails."""
+    if not os.access(bench, os.X_OK):
+        raise RuntimeError(f"no scatterptx-bench at {bench}: build it (make) or pass --bench")
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "describe.json")
+        command = [bench, "--describe", path] + (["--quick"] if quick else [])
+        for f in filters:
+            command += ["--scenario", f]
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError((done.stderr or done.stdout).strip())
+        with open(path) as f:
+            description = json.load(f)
+    fields = {f.name for f in dataclasses.fields(Scenario)}
+    scenarios = [Scenario(**{k: v for k, v in s.items() if k in fields}) for s in description["scenarios"]]
+    return scenarios, description
 
 
 # --- everything below needs torch and a CUDA device -------------------------
@@ -149,11 +111,11 @@ def random_nonzero(rows, cols, dtype_name, scenario, role):
     return magnitude if dtype_name == "f64" else magnitude.to(torch_dtype(dtype_name))
 
 
-def reference(out0, index, src, dtype_name, chunk_elems=1 << 27):
+def reference(out0, index, src, dtype_name, error_bound, chunk_elems=1 << 27):
     """float64 reference and per-element tolerance on the GPU.
 
-    tol = 2 * (count + 1) * u * (|out0| + sum |src terms|), count = additions
-    into that row. Returns (ref, tol, counts)."""
+    tol is error_bound's formula (testing/error_bound.hpp, from the bench's
+    description), count = additions into that row. Returns (ref, tol, counts)."""
     import torch
 
     m, d = src.shape
@@ -167,7 +129,9 @@ def reference(out0, index, src, dtype_name, chunk_elems=1 << 27):
         absum.index_add_(0, rows, part.abs_())
         del part
     counts = torch.bincount(index, minlength=out0.shape[0])
-    absum.mul_((counts.double().add_(1).mul_(2 * UNIT[dtype_name])).unsqueeze(1))
+    u = error_bound["unit_roundoff"][dtype_name] + error_bound["reference_unit_roundoff"]
+    absum.mul_(u).add_(error_bound["smallest_normal"][dtype_name])
+    absum.mul_(counts.double().add_(1).unsqueeze(1))
     return ref, absum, counts
 
 

@@ -40,7 +40,7 @@ std::string format_driver_version(int version) {
 DeviceProbe probe_device(int ordinal) {
   DeviceProbe probe;
   std::string why_not;
-  if (load_driver(&why_not) == nullptr) {
+  if (scatterptx::detail::driver_api(&why_not) == nullptr) {
     probe.why_not = why_not;
     return probe;
   }
@@ -63,8 +63,8 @@ DeviceProbe probe_device(int ordinal) {
 
   DeviceInfo& info = probe.info;
   info.ordinal = ordinal;
-  check_cu(api.cuDeviceGet(&info.device, ordinal), "cuDeviceGet");
-  check_cu(api.cuDriverGetVersion(&info.driver_version), "cuDriverGetVersion");
+  check_driver(api.cuDeviceGet(&info.device, ordinal), "cuDeviceGet");
+  check_driver(api.cuDriverGetVersion(&info.driver_version), "cuDriverGetVersion");
   info.name = query_device_name(info.device);
   info.compute_major = device_attribute(info.device, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
                                         "compute capability major");
@@ -85,11 +85,11 @@ DeviceProbe probe_device(int ordinal) {
 }
 
 PrimaryContext::PrimaryContext(CUdevice device) : device_(device) {
-  check_cu(driver().cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
+  check_driver(driver().cuDevicePrimaryCtxRetain(&context_, device_), "cuDevicePrimaryCtxRetain");
   const CUresult result = driver().cuCtxSetCurrent(context_);
   if (result != CUDA_SUCCESS) {
     driver().cuDevicePrimaryCtxRelease(device_);
-    check_cu(result, "cuCtxSetCurrent");
+    check_driver(result, "cuCtxSetCurrent");
   }
 }
 
@@ -101,19 +101,6 @@ PrimaryContext::~PrimaryContext() {
     std::fprintf(stderr, "scatterptx-bench: warning: %s\n",
                  scatterptx::detail::describe_driver_error(driver(), "cuDevicePrimaryCtxRelease",
                                                            result)
-                     .c_str());
-  }
-}
-
-OwnedStream::OwnedStream() {
-  check_cu(driver().cuStreamCreate(&stream_, CU_STREAM_DEFAULT), "cuStreamCreate");
-}
-
-OwnedStream::~OwnedStream() {
-  const CUresult result = driver().cuStreamDestroy(stream_);
-  if (result != CUDA_SUCCESS) {
-    std::fprintf(stderr, "scatterptx-bench: warning: %s\n",
-                 scatterptx::detail::describe_driver_error(driver(), "cuStreamDestroy", result)
                      .c_str());
   }
 }

@@ -48,19 +48,4 @@ class PrimaryContext {
   CUcontext context_ = nullptr;
 };
 
-// A stream created for the benchmark's work, destroyed with the object. It
-// is a blocking stream, so the synchronous host copies (issued on the legacy
-// stream) also wait for the work queued on it.
-class OwnedStream {
- public:
-  OwnedStream();
-  ~OwnedStream();
-  OwnedStream(const OwnedStream&) = delete;
-  OwnedStream& operator=(const OwnedStream&) = delete;
-  CUstream get() const { return stream_; }
-
- private:
-  CUstream stream_ = nullptr;
-};
-
 }  // namespace scatterptx_bench

@@ -1,7 +1,5 @@
-// Access to the run-time-loaded CUDA driver and checking of every result.
-//
-// All driver calls go through scatterptx::detail::driver_api(), the same
-// table the library uses, so the benchmark needs no libcuda at link time.
+// Checked library calls, and the shared testing library's driver access
+// (the run-time loaded driver table, so the benchmark links no libcuda).
 #pragma once
 
 #include <cuda.h>
@@ -9,28 +7,26 @@
 #include <stdexcept>
 #include <string>
 
-#include "driver_api.hpp"
+#include "gpu_resources.hpp"
 #include "scatterptx/scatterptx.h"
 
 namespace scatterptx_bench {
 
-using DriverApi = scatterptx::detail::DriverApi;
+using scatterptx_testing::check_driver;
+using scatterptx_testing::copy_to_device;
+using scatterptx_testing::copy_to_host;
+using scatterptx_testing::DeviceBuffer;
+using scatterptx_testing::driver;
+using scatterptx_testing::DriverApi;
+using scatterptx_testing::Stream;
 
-// A failure the benchmark cannot continue after: a driver or library call
-// failed, or the inputs could not be built. main() prints it and exits 1.
+// A failure the benchmark cannot continue after: a library call failed, or
+// the inputs could not be built. main() prints it (like a DriverError) and
+// exits 1.
 class BenchError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
-
-// Loads the driver once; nullptr with *why_not filled when there is none.
-const DriverApi* load_driver(std::string* why_not);
-
-// The loaded driver. Only valid after load_driver() succeeded.
-const DriverApi& driver();
-
-// Throws BenchError naming the call and the driver's error when result fails.
-void check_cu(CUresult result, const char* call);
 
 // "scatterptx_scatter_add: SCATTERPTX_ERROR_...: <the library's message>".
 std::string describe_scatterptx_failure(scatterptx_status status, const char* call);

@@ -6,8 +6,7 @@ namespace scatterptx_bench {
 namespace {
 
 constexpr ExecutionMode kAllModes[] = {ExecutionMode::streaming, ExecutionMode::segmented,
-                                       ExecutionMode::deterministic, ExecutionMode::bucketed,
-                                       ExecutionMode::grouped_auto};
+                                       ExecutionMode::deterministic, ExecutionMode::grouped_auto};
 
 }  // namespace
 
@@ -16,7 +15,6 @@ const char* execution_mode_name(ExecutionMode mode) {
     case ExecutionMode::streaming: return "streaming";
     case ExecutionMode::segmented: return "segmented";
     case ExecutionMode::deterministic: return "deterministic";
-    case ExecutionMode::bucketed: return "bucketed";
     case ExecutionMode::grouped_auto: return "auto";
   }
   return "?";
@@ -53,7 +51,6 @@ scatterptx_group_options group_options(ExecutionMode mode) {
       options.mode = SCATTERPTX_MODE_SEGMENTED;
       options.deterministic = 1;
       break;
-    case ExecutionMode::bucketed: options.mode = SCATTERPTX_MODE_BUCKETED; break;
     case ExecutionMode::grouped_auto: options.mode = SCATTERPTX_MODE_AUTO; break;
   }
   return options;

@@ -13,11 +13,10 @@ enum class ExecutionMode {
   streaming,      // scatterptx_scatter_add: every source row reduced into out on its own
   segmented,      // grouped by target: scatter_add_grouped, plan build and plan execute
   deterministic,  // segmented with bitwise reproducible results
-  bucketed,       // one coarse grouping pass, then the TMA path bucket by bucket
   grouped_auto,   // the grouped API with mode AUTO: whichever mode the planner picks
 };
 
-// "streaming", "segmented", "deterministic", "bucketed", "auto".
+// "streaming", "segmented", "deterministic", "auto".
 const char* execution_mode_name(ExecutionMode mode);
 
 // Adds the modes text names ("all": every mode) to *modes, keeping them in

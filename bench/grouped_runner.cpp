@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "device_buffer.hpp"
+#include "driver.hpp"
 #include "driver.hpp"
 #include "owned_plan.hpp"
 
@@ -43,7 +43,7 @@ CheckResult GroupedRunner::check_single_shot(const scatterptx_scatter_add_args& 
                       [&](const scatterptx_scatter_add_args& prefix, CUstream stream) {
                         workspace = DeviceBuffer(workspace_bytes(prefix, options));
                         check_scatterptx(scatterptx_scatter_add_grouped(&prefix, &options, workspace.pointer(),
-                                                                        workspace.bytes(), stream),
+                                                                        workspace.size(), stream),
                                          "scatterptx_scatter_add_grouped");
                       });
 }
@@ -88,7 +88,7 @@ GroupedResult GroupedRunner::run(ExecutionMode mode, const scatterptx_scatter_ad
 
   DeviceBuffer workspace(result.workspace_bytes);
   result.single_shot = timer_.time(stream_, flusher_, settings_.timing, [&](CUstream stream) {
-    check_scatterptx(scatterptx_scatter_add_grouped(&args, &options, workspace.pointer(), workspace.bytes(), stream),
+    check_scatterptx(scatterptx_scatter_add_grouped(&args, &options, workspace.pointer(), workspace.size(), stream),
                      "scatterptx_scatter_add_grouped");
   });
   require_no_index_error(&result.single_shot_check);
@@ -98,7 +98,7 @@ GroupedResult GroupedRunner::run(ExecutionMode mode, const scatterptx_scatter_ad
   result.plan_build = timer_.time(
       stream_, flusher_, settings_.plan_build,
       [&](CUstream stream) {
-        check_scatterptx(built.create(args, options, workspace.pointer(), workspace.bytes(), stream),
+        check_scatterptx(built.create(args, options, workspace.pointer(), workspace.size(), stream),
                          "scatterptx_plan_create");
       },
       [&] { built.reset(); });

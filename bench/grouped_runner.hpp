@@ -42,11 +42,8 @@ struct GroupedResult {
   FloorComparison single_shot_comparison;
   FloorComparison execute_comparison;
 
-  // Bucketed has the TMA path's layout rules and may refuse a scenario; every
-  // other mode takes every valid input, so a refusal there is a failure.
-  bool correct() const {
-    return refused ? mode == ExecutionMode::bucketed : single_shot_check.ok && plan_check.ok;
-  }
+  // Every grouped mode takes every valid input, so a refusal is a failure.
+  bool correct() const { return !refused && single_shot_check.ok && plan_check.ok; }
 };
 
 class GroupedRunner {

@@ -29,10 +29,10 @@ def main():
     from compare_systems import Timer
 
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    # About 100 us of GPU time between the flush and the start event.
+    scenarios, description = sc.describe(os.path.join(os.path.dirname(HERE), "build", "bench", "scatterptx-bench"))
     timers = {"no head start": Timer(l2, 3, 30, 5.0),
-              "+gpu sleep": Timer(l2, 3, 30, 5.0, head_start_cycles=200_000)}
-    chosen = [s for s in sc.default_scenarios()
+              "+gpu sleep": Timer(l2, 3, 30, 5.0, head_start_cycles=description["head_start_cycles"])}
+    chosen = [s for s in scenarios
               if s.name.startswith("small_rows") and ("f64" in s.name or "32B-d8-f32" in s.name)]
     for s in chosen:
         index = sc.make_index(s)

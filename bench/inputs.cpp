@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "driver.hpp"
-#include "dtype.hpp"
+#include "element_types.hpp"
 #include "random_fill.hpp"
 
 namespace scatterptx_bench {
@@ -21,7 +21,7 @@ void log_generation(const char* what, size_t bytes) {
 // longer than the parallel fill that overwrites it (and faults its pages in).
 std::unique_ptr<uint8_t[]> random_host_array(scatterptx_dtype dtype, size_t elements,
                                              uint64_t seed) {
-  std::unique_ptr<uint8_t[]> host(new uint8_t[elements * dtype_bytes(dtype)]);
+  std::unique_ptr<uint8_t[]> host(new uint8_t[elements * scatterptx_testing::element_bytes(dtype)]);
   fill_random_nonzero(dtype, host.get(), elements, seed);
   return host;
 }
@@ -32,7 +32,7 @@ std::unique_ptr<SourceInputs> make_source(const Scenario& s, int64_t host_prefix
   source->cols = s.cols;
   source->dtype = s.dtype;
   const size_t elements = static_cast<size_t>(s.src_rows * s.cols);
-  const size_t bytes = elements * dtype_bytes(s.dtype);
+  const size_t bytes = elements * scatterptx_testing::element_bytes(s.dtype);
   log_generation("src", bytes);
   const std::unique_ptr<uint8_t[]> host = random_host_array(
       s.dtype, elements, seed_for(kSourceSeed, s.src_rows, s.cols, s.dtype));
@@ -53,26 +53,15 @@ std::unique_ptr<OutInputs> make_out(const Scenario& s) {
   out->cols = s.cols;
   out->dtype = s.dtype;
   const size_t elements = static_cast<size_t>(s.out_rows * s.cols);
-  const size_t bytes = elements * dtype_bytes(s.dtype);
+  const size_t bytes = elements * scatterptx_testing::element_bytes(s.dtype);
   log_generation("out", bytes);
   out->host = random_host_array(s.dtype, elements, seed_for(kOutSeed, s.out_rows, s.cols, s.dtype));
   out->out = DeviceBuffer(bytes);
   out->pristine = DeviceBuffer(bytes);
   copy_to_device(out->pristine.address(), out->host.get(), bytes);
-  check_cu(driver().cuMemcpyDtoD(out->out.address(), out->pristine.address(), bytes),
+  check_driver(driver().cuMemcpyDtoD(out->out.address(), out->pristine.address(), bytes),
            "cuMemcpyDtoD");
   return out;
-}
-
-int64_t count_distinct(const std::vector<int64_t>& index, int64_t out_rows) {
-  std::vector<uint8_t> seen(static_cast<size_t>(out_rows), 0);
-  int64_t distinct = 0;
-  for (int64_t target : index) {
-    uint8_t& flag = seen[static_cast<size_t>(target)];
-    distinct += flag == 0;
-    flag = 1;
-  }
-  return distinct;
 }
 
 std::unique_ptr<IndexInputs> make_index_inputs(const Scenario& s, int64_t host_prefix_rows) {
@@ -81,10 +70,8 @@ std::unique_ptr<IndexInputs> make_index_inputs(const Scenario& s, int64_t host_p
   index->src_rows = s.src_rows;
   index->out_rows = s.out_rows;
   log_generation("index", static_cast<size_t>(s.src_rows) * sizeof(int64_t));
-  const std::vector<int64_t> host =
-      make_index(s.kind, s.src_rows, s.out_rows,
-                 seed_for(kIndexSeed, static_cast<uint64_t>(s.kind), s.src_rows, s.out_rows));
-  index->distinct_targets = count_distinct(host, s.out_rows);
+  const std::vector<int64_t> host = scenario_index(s);
+  index->distinct_targets = count_distinct_targets(host, s.out_rows);
   index->index = DeviceBuffer(host.size() * sizeof(int64_t));
   copy_to_device(index->index.address(), host.data(), host.size() * sizeof(int64_t));
   const size_t prefix = static_cast<size_t>(std::min(s.src_rows, host_prefix_rows));
@@ -93,6 +80,11 @@ std::unique_ptr<IndexInputs> make_index_inputs(const Scenario& s, int64_t host_p
 }
 
 }  // namespace
+
+std::vector<int64_t> scenario_index(const Scenario& s) {
+  return make_index(s.kind, s.src_rows, s.out_rows,
+                    seed_for(kIndexSeed, static_cast<uint64_t>(s.kind), s.src_rows, s.out_rows));
+}
 
 ProblemInputs InputCache::prepare(const Scenario& s) {
   const bool source_stale = !source_ || source_->rows != s.src_rows || source_->cols != s.cols ||

@@ -11,7 +11,7 @@
 #include <memory>
 #include <vector>
 
-#include "device_buffer.hpp"
+#include "driver.hpp"
 #include "scenarios.hpp"
 
 namespace scatterptx_bench {
@@ -49,6 +49,9 @@ struct ProblemInputs {
   const OutInputs* out = nullptr;
   const IndexInputs* index = nullptr;
 };
+
+// The scenario's index on the host, the same whenever it is made.
+std::vector<int64_t> scenario_index(const Scenario& scenario);
 
 class InputCache {
  public:

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "describe.hpp"
 #include "device.hpp"
 #include "driver.hpp"
 #include "inputs.hpp"
@@ -82,12 +83,13 @@ int run_benchmark(const Options& options, const std::vector<Scenario>& scenarios
   }
   check_scatterptx(prepared, "scatterptx_prepare");
   size_t free_bytes = 0;
-  check_cu(driver().cuMemGetInfo(&free_bytes, &device.total_memory_bytes), "cuMemGetInfo");
+  check_driver(driver().cuMemGetInfo(&free_bytes, &device.total_memory_bytes), "cuMemGetInfo");
 
   const RunSettings settings = run_settings(options);
-  OwnedStream stream;
+  // Blocking: the synchronous host copies then wait for the work queued on it.
+  Stream stream(CU_STREAM_DEFAULT);
   L2Flusher flusher(device.l2_bytes);
-  EventTimer timer;
+  EventTimer timer(options.head_start_cycles);
   InputCache inputs(settings.check_rows);
   ScenarioRunner runner(stream.get(), flusher, timer, inputs, settings);
 
@@ -95,6 +97,7 @@ int run_benchmark(const Options& options, const std::vector<Scenario>& scenarios
   description.timed_runs = options.runs;
   description.warmup_runs = options.warmup_runs;
   description.flush_bytes = flusher.bytes();
+  description.head_start_cycles = options.head_start_cycles;
   description.quick = options.quick;
   description.sweep = options.sweep;
   description.path_choice = options.path_choice;
@@ -109,7 +112,7 @@ int run_benchmark(const Options& options, const std::vector<Scenario>& scenarios
                  scenarios[i].name.c_str());
     try {
       results.push_back(runner.run(scenarios[i]));
-    } catch (const BenchError&) {
+    } catch (const std::runtime_error&) {  // BenchError or DriverError
       // Show what was measured before the failure, then fail.
       print_results_table(std::cout, results);
       print_grouped_table(std::cout, results);
@@ -154,6 +157,10 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   try {
+    if (!options.describe_path.empty()) {
+      write_description(options.describe_path, scenarios, options.quick, options.head_start_cycles);
+      return kExitOk;
+    }
     return run_benchmark(options, scenarios);
   } catch (const std::exception& failure) {
     std::fflush(stdout);

@@ -53,9 +53,13 @@ std::string usage_text() {
 Times out[index[i], :] += src[i, :] through libscatterptx against a
 device-to-device copy of src on a suite of scenarios, after checking each
 execution on a prefix against a float64 CPU reference. CUDA events, warm-up
-runs, median of the timed runs, L2 flushed before every run.
+runs, median of the timed runs, L2 flushed and a GPU sleep queued before
+every run.
 
   --json FILE           also write every result, with the raw run times, as JSON
+  --describe FILE       write the selected scenarios with their floors' bytes,
+                        the error bound and the head start as JSON, and exit
+                        (no GPU needed; bench/compare.py reads it)
   --scenario NAME       run only scenarios whose name contains NAME (repeatable)
   --shape K:M:T:D:DT    run this one case instead of the suite (repeatable);
                         K uniform|high_cont|sorted|few_targets|few_idx,
@@ -67,8 +71,6 @@ runs, median of the timed runs, L2 flushed before every run.
                           allocated beforehand), scatterptx_plan_create,
                           and execute of a plan built beforehand
                         deterministic: segmented, bitwise reproducible
-                        bucketed: one coarse grouping pass, then the TMA
-                          path bucket by bucket (same three timings)
                         auto: the grouped API with mode AUTO (the
                           planner's choice; same three timings)
                         all: every mode
@@ -81,6 +83,9 @@ runs, median of the timed runs, L2 flushed before every run.
   --ctas-per-sm N       TMA schedule override: persistent CTAs per SM
   --runs N              timed runs per measurement (default 20)
   --warmup N            untimed runs first (default 3)
+  --head-start-cycles N GPU clock cycles of sleep queued after each flush,
+                        before the start event, so that no host time lands
+                        in a timing (default 200000, about 100 us; 0: none)
   --quick               smaller sizes, for smoke runs
   --sweep               also time a grid of TMA schedules per scenario and
                         report the best (path tma unless --path is given;
@@ -118,8 +123,8 @@ bool parse_options(int argc, char** argv, Options* options, std::string* error) 
       continue;
     }
     static const char* const kValueOptions[] = {
-        "--json",  "--scenario",    "--shape", "--mode",   "--path",  "--chunk-bytes", "--stages",
-        "--warps", "--ctas-per-sm", "--runs",  "--warmup", "--device"};
+        "--json", "--describe", "--scenario",    "--shape", "--mode",   "--path",  "--chunk-bytes", "--stages",
+        "--warps", "--ctas-per-sm", "--runs",  "--warmup", "--device", "--head-start-cycles"};
     bool takes_value = false;
     for (const char* known : kValueOptions) takes_value = takes_value || flag == known;
     if (!takes_value) {
@@ -144,6 +149,8 @@ bool parse_options(int argc, char** argv, Options* options, std::string* error) 
     };
     if (flag == "--json") {
       parsed.json_path = value;
+    } else if (flag == "--describe") {
+      parsed.describe_path = value;
     } else if (flag == "--scenario") {
       parsed.scenario_filters.push_back(value);
     } else if (flag == "--shape") {
@@ -152,7 +159,7 @@ bool parse_options(int argc, char** argv, Options* options, std::string* error) 
       if (!modes_given) parsed.modes.clear();  // the first --mode replaces the default
       modes_given = true;
       if (!add_execution_modes(value, &parsed.modes)) {
-        *error = "--mode wants streaming, segmented, deterministic, bucketed, auto or all, got '" + value + "'";
+        *error = "--mode wants streaming, segmented, deterministic, auto or all, got '" + value + "'";
         return false;
       }
     } else if (flag == "--path") {
@@ -181,6 +188,12 @@ bool parse_options(int argc, char** argv, Options* options, std::string* error) 
         return false;
       }
       parsed.warmup_runs = static_cast<int>(number);
+    } else if (flag == "--head-start-cycles") {
+      if (!parse_int(value, 0, 1000000000, &number)) {
+        *error = "--head-start-cycles wants an integer in [0, 1e9], got '" + value + "'";
+        return false;
+      }
+      parsed.head_start_cycles = number;
     } else if (flag == "--device") {
       if (!parse_int(value, 0, INT_MAX, &number)) {
         *error = "--device wants a device ordinal, got '" + value + "'";

@@ -5,12 +5,14 @@
 #include <vector>
 
 #include "execution_mode.hpp"
+#include "gpu_sleep.hpp"
 #include "scatterptx/scatterptx.h"
 
 namespace scatterptx_bench {
 
 struct Options {
   std::string json_path;                      // --json FILE; empty: no JSON
+  std::string describe_path;                  // --describe FILE: write, time nothing
   std::vector<std::string> scenario_filters;  // --scenario NAME (substring; any may match)
   std::vector<std::string> shapes;            // --shape kind:M:T:D:dtype; replaces the suite
   std::vector<ExecutionMode> modes = default_execution_modes();  // --mode (repeatable)
@@ -20,6 +22,7 @@ struct Options {
   bool schedule_given = false;
   int runs = 20;                              // timed runs per measurement
   int warmup_runs = 3;
+  int64_t head_start_cycles = kDefaultHeadStartCycles;  // --head-start-cycles; 0: none
   bool quick = false;
   bool sweep = false;
   bool path_choice = false;                   // --path-choice

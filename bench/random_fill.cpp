@@ -2,16 +2,23 @@
 
 #include <utility>
 
-#include "dtype.hpp"
-#include "parallel.hpp"
+#include "element_types.hpp"
+#include "parallel_for.hpp"
 
 namespace scatterptx_bench {
 namespace {
 
+using scatterptx_testing::float_to_bf16_bits;
+using scatterptx_testing::float_to_half_bits;
+using scatterptx_testing::parallel_for;
+
+// Below this a thread costs more to start than its block takes to fill.
+constexpr int64_t kMinimumBlock = int64_t{1} << 16;
+
 template <typename Element, typename Convert>
 void fill_with(Element* data, size_t count, uint64_t seed, Convert convert) {
-  parallel_for(count, [=](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) data[i] = convert(random_unit_nonzero(random_bits(seed, i)));
+  parallel_for(0, static_cast<int64_t>(count), kMinimumBlock, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) data[i] = convert(random_unit_nonzero(random_bits(seed, i)));
   });
 }
 
@@ -36,8 +43,8 @@ void fill_random_nonzero(scatterptx_dtype dtype, void* data, size_t count, uint6
 
 void fill_uniform_index(int64_t* index, size_t count, int64_t targets, uint64_t seed) {
   const uint64_t bound = static_cast<uint64_t>(targets);
-  parallel_for(count, [=](size_t begin, size_t end) {
-    for (size_t i = begin; i < end; ++i) {
+  parallel_for(0, static_cast<int64_t>(count), kMinimumBlock, [=](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
       index[i] = static_cast<int64_t>(random_below(random_bits(seed, i), bound));
     }
   });

@@ -8,10 +8,15 @@
 #include <vector>
 
 #include "driver.hpp"
-#include "dtype.hpp"
+#include "element_types.hpp"
+#include "error_bound.hpp"
 
 namespace scatterptx_bench {
 namespace {
+
+using scatterptx_testing::element_bytes;
+using scatterptx_testing::load_element;
+using scatterptx_testing::rounding_error_bound;
 
 // Sorted, distinct out rows the check reads back: every touched row and its
 // untouched neighbours (a row written one off would land there).
@@ -50,15 +55,6 @@ size_t position_of(const std::vector<int64_t>& sorted_rows, int64_t row) {
 
 }  // namespace
 
-double unit_roundoff(scatterptx_dtype dtype) {
-  switch (dtype) {
-    case SCATTERPTX_F16: return std::ldexp(1.0, -11);
-    case SCATTERPTX_BF16: return std::ldexp(1.0, -8);
-    case SCATTERPTX_F64: return std::ldexp(1.0, -53);
-    default: return std::ldexp(1.0, -24);
-  }
-}
-
 CheckResult check_prefix(const scatterptx_scatter_add_args& args, const ProblemInputs& inputs,
                          int64_t check_rows, CUstream stream, const PrefixLaunch& launch) {
   const DriverApi& api = driver();
@@ -67,10 +63,11 @@ CheckResult check_prefix(const scatterptx_scatter_add_args& args, const ProblemI
   const IndexInputs& index = *inputs.index;
   const scatterptx_dtype dtype = args.dtype;
   const size_t cols = static_cast<size_t>(args.cols);
-  const size_t row_bytes = cols * dtype_bytes(dtype);
+  const size_t element = element_bytes(dtype);
+  const size_t row_bytes = cols * element;
 
   CheckResult result;
-  result.tolerance = unit_roundoff(dtype);
+  result.tolerance = scatterptx_testing::unit_roundoff(dtype);
   result.src_rows_checked =
       std::min({check_rows, args.src_rows, source.host_prefix_rows,
                 static_cast<int64_t>(index.host_prefix.size())});
@@ -79,12 +76,12 @@ CheckResult check_prefix(const scatterptx_scatter_add_args& args, const ProblemI
   int64_t stale_position = -1;
   check_scatterptx(scatterptx_take_index_error(&stale_position), "scatterptx_take_index_error");
 
-  check_cu(api.cuMemcpyDtoDAsync(out.out.address(), out.pristine.address(), out.out.bytes(), stream),
+  check_driver(api.cuMemcpyDtoDAsync(out.out.address(), out.pristine.address(), out.out.size(), stream),
            "cuMemcpyDtoDAsync");
   scatterptx_scatter_add_args prefix_args = args;
   prefix_args.src_rows = result.src_rows_checked;
   launch(prefix_args, stream);
-  check_cu(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
+  check_driver(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
 
   int64_t error_position = -1;
   check_scatterptx(scatterptx_take_index_error(&error_position), "scatterptx_take_index_error");
@@ -115,7 +112,7 @@ CheckResult check_prefix(const scatterptx_scatter_add_args& args, const ProblemI
   for (size_t r = 0; r < rows.size(); ++r) {
     const size_t out_row = static_cast<size_t>(rows[r]);
     for (size_t c = 0; c < cols; ++c) {
-      reference[r * cols + c] = load_element_as_double(dtype, out.host.get(), out_row * cols + c);
+      reference[r * cols + c] = load_element(dtype, out.host.get() + (out_row * cols + c) * element);
       magnitude[r * cols + c] = std::fabs(reference[r * cols + c]);
     }
   }
@@ -123,7 +120,7 @@ CheckResult check_prefix(const scatterptx_scatter_add_args& args, const ProblemI
     const size_t r = position_of(rows, prefix_index[i]);
     ++additions[r];
     for (size_t c = 0; c < cols; ++c) {
-      const double term = load_element_as_double(dtype, source.host_prefix.data(), i * cols + c);
+      const double term = load_element(dtype, source.host_prefix.data() + (i * cols + c) * element);
       reference[r * cols + c] += term;
       magnitude[r * cols + c] += std::fabs(term);
     }
@@ -145,14 +142,13 @@ CheckResult check_prefix(const scatterptx_scatter_add_args& args, const ProblemI
     double max_reference = 0;
     for (size_t c = 0; c < cols; ++c) {
       const double expected = reference[r * cols + c];
-      const double actual = load_element_as_double(dtype, got.data(), r * cols + c);
+      const double actual = load_element(dtype, got.data() + (r * cols + c) * element);
       const double error = std::fabs(actual - expected);
       max_error = std::isnan(error) ? std::numeric_limits<double>::infinity()
                                     : std::max(max_error, error);
       max_reference = std::max(max_reference, std::fabs(expected));
-      // Each rounded addition errs by at most u times the running sum's
-      // magnitude, whatever the order the atomics ran in.
-      const double bound = (additions[r] + 1) * result.tolerance * magnitude[r * cols + c] + DBL_MIN;
+      const double bound = rounding_error_bound(dtype, static_cast<double>(additions[r]),
+                                                magnitude[r * cols + c]);
       if (!(error <= bound) && result.failure.empty()) {
         result.failure = "out row " + std::to_string(rows[r]) + " col " + std::to_string(c) + ": |" +
                          std::to_string(actual) + " - " + std::to_string(expected) + "| > bound " +

@@ -21,17 +21,13 @@ struct CheckResult {
   std::string failure;  // why it is wrong; empty when ok
 };
 
-// Relative error allowed for dtype: 1e-5 for f32/f64, 2e-2 for f16/bf16.
-// Unit roundoff of dtype: the error bound is (additions + 1) * u * sum |terms|.
-double unit_roundoff(scatterptx_dtype dtype);
-
 // Enqueues out[index[i], :] += src[i, :] for prefix_args on stream, the way
 // the execution being checked does it; throws BenchError when a call fails.
 using PrefixLaunch = std::function<void(const scatterptx_scatter_add_args& prefix_args, CUstream stream)>;
 
 // Restores out from its pristine copy, launches args on the first check_rows
 // src rows, then compares every touched out row against out + sum(src) in
-// float64 and checks that the untouched rows on either side of each are
+// float64 (within testing/error_bound.hpp) and checks that the untouched rows on either side of each are
 // bit-for-bit unchanged and that no index error was recorded. args describe
 // the whole problem (pointers into inputs); only src_rows is cut down.
 // Throws BenchError when a driver or library call fails.

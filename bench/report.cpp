@@ -3,7 +3,7 @@
 #include <fstream>
 
 #include "driver.hpp"
-#include "dtype.hpp"
+#include "element_types.hpp"
 #include "json_writer.hpp"
 #include "options.hpp"
 #include "path_choice.hpp"
@@ -220,7 +220,11 @@ void print_device_header(std::ostream& stream, const DeviceInfo& d, const RunDes
          << "CUDA driver " << format_driver_version(d.driver_version) << "\n"
          << "timing: CUDA events, " << run.warmup_runs << " warm-up + median of " << run.timed_runs
          << " runs, L2 flushed before each run (" << format_bytes_mib(double(run.flush_bytes))
-         << " memset)" << (run.quick ? ", quick sizes" : "") << (run.sweep ? ", schedule sweep" : "")
+         << " memset)"
+         << (run.head_start_cycles > 0
+                 ? ", then a GPU sleep of " + std::to_string(run.head_start_cycles) + " cycles (head start)"
+                 : std::string(", no head start"))
+         << (run.quick ? ", quick sizes" : "") << (run.sweep ? ", schedule sweep" : "")
          << "\n"
          << "modes: " << mode_list(run.modes);
   if (has_grouped_mode(run.modes)) {
@@ -419,7 +423,9 @@ void write_json_report(const std::string& path, const DeviceInfo& d, const RunDe
   json.end_object();
   json.key("timing");
   json.begin_object();
-  json.field("method", "CUDA events; L2 flushed by cuMemsetD8Async before every run, outside the timed region");
+  json.field("method", "CUDA events; L2 flushed by cuMemsetD8Async, then a GPU sleep of head_start_cycles, "
+                      "before every run, outside the timed region");
+  json.field("head_start_cycles", run.head_start_cycles);
   json.field("warmup_runs", run.warmup_runs);
   json.field("timed_runs", run.timed_runs);
   json.field("flush_bytes", static_cast<int64_t>(run.flush_bytes));

@@ -17,6 +17,7 @@ struct RunDescription {
   int timed_runs = 0;
   int warmup_runs = 0;
   size_t flush_bytes = 0;
+  int64_t head_start_cycles = 0;
   bool quick = false;
   bool sweep = false;
   bool path_choice = false;

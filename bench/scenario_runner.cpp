@@ -74,11 +74,11 @@ ScenarioResult ScenarioRunner::run(const Scenario& s) {
   const scatterptx_scatter_add_args args = problem_args(s, in);
 
   // Every mode is compared with the floors at this copy's bandwidth.
-  const size_t src_bytes = in.source->src.bytes();
+  const size_t src_bytes = in.source->src.size();
   const CUdeviceptr src = in.source->src.address();
   const CUdeviceptr copy_target = in.source->copy_target.address();
   result.copy = timer_.time(stream_, flusher_, settings_.timing, [&](CUstream stream) {
-    check_cu(driver().cuMemcpyDtoDAsync(copy_target, src, src_bytes, stream), "cuMemcpyDtoDAsync");
+    check_driver(driver().cuMemcpyDtoDAsync(copy_target, src, src_bytes, stream), "cuMemcpyDtoDAsync");
   });
   result.floors = floor_bytes(s.src_rows, result.distinct_targets, result.row_bytes,
                               result.index_bytes);

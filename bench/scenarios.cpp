@@ -5,46 +5,16 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
+#include <stdexcept>
 #include <utility>
 
-#include "dtype.hpp"
+#include "bench_data.hpp"
+
+#include "element_types.hpp"
 #include "random_fill.hpp"
 
 namespace scatterptx_bench {
 namespace {
-
-constexpr int64_t kThousand = 1000;
-constexpr int64_t kMillion = 1000 * 1000;
-
-// --quick divides row counts by this (and few_idx's huge D instead).
-constexpr int64_t kQuickDivisor = 16;
-
-std::string default_name(const Scenario& s) {
-  return std::string(index_kind_name(s.kind)) + "-d" + std::to_string(s.cols) + "-" +
-         scatterptx_dtype_name(s.dtype);
-}
-
-Scenario make(IndexKind kind, int64_t src_rows, int64_t out_rows, int64_t cols,
-              scatterptx_dtype dtype, std::string name = "") {
-  Scenario s;
-  s.kind = kind;
-  s.src_rows = src_rows;
-  s.out_rows = out_rows;
-  s.cols = cols;
-  s.dtype = dtype;
-  s.name = name.empty() ? default_name(s) : std::move(name);
-  return s;
-}
-
-Scenario shrink_for_quick(Scenario s) {
-  if (s.kind == IndexKind::few_idx) {
-    s.cols = std::max<int64_t>(1, s.cols / kQuickDivisor);
-  } else {
-    s.src_rows = std::max<int64_t>(1, s.src_rows / kQuickDivisor);
-    if (s.kind != IndexKind::few_targets) s.out_rows = std::max<int64_t>(1, s.out_rows / kQuickDivisor);
-  }
-  return s;
-}
 
 // "7.77e6", "1.72M", "500K", "640000" -> a positive row count.
 bool parse_count(const std::string& text, int64_t* value) {
@@ -103,49 +73,63 @@ bool parse_index_kind(const std::string& text, IndexKind* kind) {
 }
 
 int64_t row_bytes(const Scenario& scenario) {
-  return scenario.cols * static_cast<int64_t>(dtype_bytes(scenario.dtype));
+  return scenario.cols * static_cast<int64_t>(scatterptx_testing::element_bytes(scenario.dtype));
+}
+
+bool parse_scenario_table(const std::string& text, bool quick, std::vector<Scenario>* scenarios,
+                          std::string* error) {
+  std::vector<Scenario> parsed;
+  int line_number = 0;
+  for (const std::string& line : split(text, '\n')) {
+    ++line_number;
+    if (line.empty() || line[0] == '#') continue;
+    const std::vector<std::string> fields = split(line, '\t');
+    const std::string where = "scenario table line " + std::to_string(line_number);
+    if (fields.size() != 9) {
+      *error = where + ": wants 9 tab-separated fields, has " + std::to_string(fields.size());
+      return false;
+    }
+    Scenario s;
+    s.name = fields[0];
+    const int size_column = quick ? 6 : 2;  // src_rows, out_rows, cols of the chosen sizes
+    if (s.name.empty() || !parse_index_kind(fields[1], &s.kind) ||
+        !scatterptx_testing::parse_dtype(fields[5], &s.dtype) ||
+        !parse_count(fields[size_column], &s.src_rows) ||
+        !parse_count(fields[size_column + 1], &s.out_rows) ||
+        !parse_count(fields[size_column + 2], &s.cols)) {
+      *error = where + ": bad name, kind, dtype or count in '" + line + "'";
+      return false;
+    }
+    for (const Scenario& earlier : parsed) {
+      if (earlier.name == s.name) {
+        *error = where + ": scenario '" + s.name + "' named twice";
+        return false;
+      }
+    }
+    parsed.push_back(s);
+  }
+  *scenarios = std::move(parsed);
+  return true;
 }
 
 std::vector<Scenario> default_scenarios(bool quick) {
-  const int64_t m7 = 7770 * kThousand, t7 = 1720 * kThousand;
-  const int64_t m2 = 2 * kMillion, t2 = 500 * kThousand;
-  const int64_t m4 = 4 * kMillion, t4 = kMillion;
-  using K = IndexKind;
-  std::vector<Scenario> suite = {
-      // 7.77M -> 1.72M, D=128: uniform f32 and bf16 share an index; high_cont
-      // bf16 then reuses bf16's src/out and high_cont f32 reuses that index.
-      make(K::uniform, m7, t7, 128, SCATTERPTX_F32),
-      make(K::uniform, m7, t7, 128, SCATTERPTX_BF16),
-      make(K::high_cont, m7, t7, 128, SCATTERPTX_BF16),
-      make(K::high_cont, m7, t7, 128, SCATTERPTX_F32),
-      // 2M -> 500K: one index for the three.
-      make(K::uniform, m2, t2, 512, SCATTERPTX_F32),
-      make(K::uniform, m2, t2, 1024, SCATTERPTX_BF16),
-      make(K::uniform, m2, t2, 128, SCATTERPTX_F64),
-      // 4M rows of D=256 f32: sorted and few_targets share src.
-      make(K::sorted, m4, t4, 256, SCATTERPTX_F32),
-      make(K::few_targets, m4, 100, 256, SCATTERPTX_F32),
-      // uniform 4M -> 1M: one index for f16 and all small-row cases.
-      make(K::uniform, m4, t4, 128, SCATTERPTX_F16),
-  };
-  auto small_rows = [&](scatterptx_dtype dtype, int64_t bytes) {
-    const int64_t cols = bytes / static_cast<int64_t>(dtype_bytes(dtype));
-    suite.push_back(make(K::uniform, m4, t4, cols, dtype,
-                         "small_rows-" + std::to_string(bytes) + "B-d" + std::to_string(cols) + "-" +
-                             scatterptx_dtype_name(dtype)));
-  };
-  for (scatterptx_dtype dtype : {SCATTERPTX_F32, SCATTERPTX_BF16}) {
-    for (int64_t bytes : {8, 16, 32, 64, 128}) small_rows(dtype, bytes);
-  }
-  // f16 and f64 over the 32-128 byte rows that the small-row targets name.
-  for (scatterptx_dtype dtype : {SCATTERPTX_F16, SCATTERPTX_F64}) {
-    for (int64_t bytes : {32, 64, 128}) small_rows(dtype, bytes);
-  }
-  suite.push_back(make(K::few_idx, 100, 100, 640000, SCATTERPTX_F32));
-  if (quick) {
-    for (Scenario& s : suite) s = shrink_for_quick(s);
+  std::vector<Scenario> suite;
+  std::string error;
+  if (!parse_scenario_table(kScenarioTable, quick, &suite, &error)) {
+    throw std::logic_error("bench/scenarios.tsv: " + error);
   }
   return suite;
+}
+
+int64_t count_distinct_targets(const std::vector<int64_t>& index, int64_t out_rows) {
+  std::vector<uint8_t> seen(static_cast<size_t>(out_rows), 0);
+  int64_t distinct = 0;
+  for (int64_t target : index) {
+    uint8_t& flag = seen[static_cast<size_t>(target)];
+    distinct += flag == 0;
+    flag = 1;
+  }
+  return distinct;
 }
 
 bool parse_shape(const std::string& text, Scenario* scenario, std::string* error) {
@@ -165,7 +149,7 @@ bool parse_shape(const std::string& text, Scenario* scenario, std::string* error
     *error = "--shape: M, T and D must be positive counts in '" + text + "'";
     return false;
   }
-  if (!parse_dtype(parts[4], &s.dtype)) {
+  if (!scatterptx_testing::parse_dtype(parts[4], &s.dtype)) {
     *error = "--shape: unknown dtype '" + parts[4] + "' (f32, f16, bf16, f64)";
     return false;
   }

@@ -31,12 +31,19 @@ struct Scenario {
 
 int64_t row_bytes(const Scenario& scenario);
 
-// The default suite, ordered so that neighbours share src, out or index and
-// the input cache can reuse them. quick shrinks every size for smoke runs.
+// Scenarios from the text of bench/scenarios.tsv (its header says the
+// columns); quick takes the quick_* sizes. False with *error on a bad line.
+bool parse_scenario_table(const std::string& text, bool quick, std::vector<Scenario>* scenarios,
+                          std::string* error);
+
+// The suite of bench/scenarios.tsv, compiled in.
 std::vector<Scenario> default_scenarios(bool quick);
 
 // "kind:M:T:D:dtype"; M and T take 7.77e6, 1.72M, 500K as well as integers.
 bool parse_shape(const std::string& text, Scenario* scenario, std::string* error);
+
+// How many distinct values index holds (each in [0, out_rows)).
+int64_t count_distinct_targets(const std::vector<int64_t>& index, int64_t out_rows);
 
 // The int64 index of a scenario's kind: src_rows entries in [0, out_rows).
 std::vector<int64_t> make_index(IndexKind kind, int64_t src_rows, int64_t out_rows, uint64_t seed);

@@ -12,16 +12,18 @@ L2Flusher::L2Flusher(int64_t l2_bytes) : buffer_(static_cast<size_t>(2 * l2_byte
 
 void L2Flusher::flush(CUstream stream) {
   ++value_;
-  check_cu(driver().cuMemsetD8Async(buffer_.address(), value_, buffer_.bytes(), stream),
+  check_driver(driver().cuMemsetD8Async(buffer_.address(), value_, buffer_.size(), stream),
            "cuMemsetD8Async");
 }
 
-EventTimer::EventTimer() {
-  check_cu(driver().cuEventCreate(&start_, CU_EVENT_DEFAULT), "cuEventCreate");
+EventTimer::EventTimer(int64_t head_start_cycles)
+    : head_start_cycles_(static_cast<uint64_t>(head_start_cycles > 0 ? head_start_cycles : 0)) {
+  if (head_start_cycles_ > 0) sleep_ = std::make_unique<GpuSleep>();
+  check_driver(driver().cuEventCreate(&start_, CU_EVENT_DEFAULT), "cuEventCreate");
   const CUresult result = driver().cuEventCreate(&stop_, CU_EVENT_DEFAULT);
   if (result != CUDA_SUCCESS) {
     driver().cuEventDestroy(start_);
-    check_cu(result, "cuEventCreate");
+    check_driver(result, "cuEventCreate");
   }
 }
 
@@ -41,32 +43,37 @@ TimingResult EventTimer::time(CUstream stream, L2Flusher& flusher, const TimingC
                               const std::function<void()>& after_run) {
   const DriverApi& api = driver();
   for (int run = 0; run < config.warmup_runs; ++run) {
-    flusher.flush(stream);
+    prepare_run(stream, flusher);
     operation(stream);
     if (after_run) {
-      check_cu(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
+      check_driver(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
       after_run();
     }
   }
-  check_cu(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
+  check_driver(api.cuStreamSynchronize(stream), "cuStreamSynchronize");
 
   std::vector<double> run_ms;
   run_ms.reserve(static_cast<size_t>(config.timed_runs));
   for (int run = 0; run < config.timed_runs; ++run) {
-    // The flush is enqueued before the start event, so it is not timed; it
-    // also keeps the GPU busy while the host enqueues the operation, so the
-    // timed region holds no host launch gap.
-    flusher.flush(stream);
-    check_cu(api.cuEventRecord(start_, stream), "cuEventRecord");
+    // The flush and the sleep are enqueued before the start event, so they
+    // are not timed; they keep the GPU busy while the host enqueues the
+    // operation, so the timed region holds no host launch gap.
+    prepare_run(stream, flusher);
+    check_driver(api.cuEventRecord(start_, stream), "cuEventRecord");
     operation(stream);
-    check_cu(api.cuEventRecord(stop_, stream), "cuEventRecord");
-    check_cu(api.cuEventSynchronize(stop_), "cuEventSynchronize");
+    check_driver(api.cuEventRecord(stop_, stream), "cuEventRecord");
+    check_driver(api.cuEventSynchronize(stop_), "cuEventSynchronize");
     float elapsed_ms = 0;
-    check_cu(api.cuEventElapsedTime(&elapsed_ms, start_, stop_), "cuEventElapsedTime");
+    check_driver(api.cuEventElapsedTime(&elapsed_ms, start_, stop_), "cuEventElapsedTime");
     run_ms.push_back(elapsed_ms);
     if (after_run) after_run();
   }
   return summarise_runs(std::move(run_ms));
+}
+
+void EventTimer::prepare_run(CUstream stream, L2Flusher& flusher) const {
+  flusher.flush(stream);
+  if (sleep_) sleep_->enqueue(stream, head_start_cycles_);
 }
 
 TimingResult summarise_runs(std::vector<double> run_ms) {

@@ -1,15 +1,18 @@
 // Timing a stream operation with CUDA events, the same way for the copy and
-// for scatter_add: warm-up runs, then timed runs each preceded by an L2
-// flush outside the timed region; the median is the figure reported.
+// for scatter_add (and as bench/compare.py times every system): warm-up
+// runs, then timed runs, each preceded by an L2 flush and a GPU sleep (the
+// head start) outside the timed region; the median is the figure reported.
 #pragma once
 
 #include <cuda.h>
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
 
-#include "device_buffer.hpp"
+#include "driver.hpp"
+#include "gpu_sleep.hpp"
 
 namespace scatterptx_bench {
 
@@ -31,17 +34,18 @@ class L2Flusher {
  public:
   explicit L2Flusher(int64_t l2_bytes);
   void flush(CUstream stream);
-  size_t bytes() const { return buffer_.bytes(); }
+  size_t bytes() const { return buffer_.size(); }
 
  private:
   DeviceBuffer buffer_;
   unsigned char value_ = 0;  // changes every flush, so no write is a repeat
 };
 
-// Owns the start/stop events of a timed run.
+// Owns the start/stop events of a timed run and the head-start sleep.
 class EventTimer {
  public:
-  EventTimer();
+  // head_start_cycles: the GPU sleep queued after each flush; 0: none.
+  explicit EventTimer(int64_t head_start_cycles);
   ~EventTimer();
   EventTimer(const EventTimer&) = delete;
   EventTimer& operator=(const EventTimer&) = delete;
@@ -56,6 +60,11 @@ class EventTimer {
                     const std::function<void()>& after_run = {});
 
  private:
+  // The flush, then the head start, before every run.
+  void prepare_run(CUstream stream, L2Flusher& flusher) const;
+
+  uint64_t head_start_cycles_;
+  std::unique_ptr<GpuSleep> sleep_;  // null without a head start
   CUevent start_ = nullptr;
   CUevent stop_ = nullptr;
 };

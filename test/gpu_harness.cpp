@@ -1,6 +1,5 @@
 #include "gpu_harness.hpp"
 
-#include <utility>
 
 namespace scatterptx_test {
 namespace {
@@ -71,19 +70,6 @@ const GpuEnvironment& gpu_environment() {
 
 }  // namespace
 
-const DriverApi& driver() {
-  std::string why_not;
-  const DriverApi* api = scatterptx::detail::driver_api(&why_not);
-  if (api == nullptr) throw DriverError(why_not);
-  return *api;
-}
-
-void check_driver(CUresult result, const char* call) {
-  if (result != CUDA_SUCCESS) {
-    throw DriverError(scatterptx::detail::describe_driver_error(driver(), call, result));
-  }
-}
-
 GpuStatus make_gpu_current() {
   const GpuEnvironment& env = gpu_environment();
   if (env.status.state != GpuStatus::State::kReady) return env.status;
@@ -97,56 +83,16 @@ GpuStatus make_gpu_current() {
 CUdevice gpu_device() { return gpu_environment().device; }
 CUcontext gpu_context() { return gpu_environment().context; }
 
-DeviceBuffer::DeviceBuffer(size_t bytes) : size_(bytes) {
-  // cuMemAlloc rejects zero bytes; an empty buffer still gets a real address.
-  DRIVER_CALL(cuMemAlloc, &pointer_, bytes == 0 ? 1 : bytes);
-}
-
-DeviceBuffer::~DeviceBuffer() { release(); }
-
-DeviceBuffer::DeviceBuffer(DeviceBuffer&& other) noexcept
-    : pointer_(std::exchange(other.pointer_, 0)), size_(std::exchange(other.size_, 0)) {}
-
-DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& other) noexcept {
-  if (this != &other) {
-    release();
-    pointer_ = std::exchange(other.pointer_, 0);
-    size_ = std::exchange(other.size_, 0);
-  }
-  return *this;
-}
-
-void DeviceBuffer::release() {
-  if (pointer_ == 0) return;
-  const CUresult result = driver().cuMemFree(pointer_);
-  if (result != CUDA_SUCCESS) {  // a destructor must not throw: report instead
-    ADD_FAILURE() << scatterptx::detail::describe_driver_error(driver(), "cuMemFree", result);
-  }
-  pointer_ = 0;
-  size_ = 0;
-}
-
-Stream::Stream() { DRIVER_CALL(cuStreamCreate, &stream_, CU_STREAM_NON_BLOCKING); }
-
-Stream::~Stream() {
-  const CUresult result = driver().cuStreamDestroy(stream_);
-  if (result != CUDA_SUCCESS) {
-    ADD_FAILURE() << scatterptx::detail::describe_driver_error(driver(), "cuStreamDestroy", result);
-  }
-}
-
-void Stream::synchronize() const { DRIVER_CALL(cuStreamSynchronize, stream_); }
-
 void upload(CUdeviceptr destination, const void* source, size_t bytes) {
   if (bytes == 0) return;
-  DRIVER_CALL(cuMemcpyHtoD, destination, source, bytes);
+  scatterptx_testing::copy_to_device(destination, source, bytes);
   synchronize_gpu();
 }
 
 void download(void* destination, CUdeviceptr source, size_t bytes) {
   synchronize_gpu();
   if (bytes == 0) return;
-  DRIVER_CALL(cuMemcpyDtoH, destination, source, bytes);
+  scatterptx_testing::copy_to_host(destination, source, bytes);
 }
 
 void fill_device_bytes(CUdeviceptr destination, unsigned char value, size_t bytes) {

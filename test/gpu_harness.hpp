@@ -8,25 +8,18 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <stdexcept>
 #include <string>
 
-#include "driver_api.hpp"
+#include "gpu_resources.hpp"
 
 namespace scatterptx_test {
 
-using scatterptx::detail::DriverApi;
-
-// A driver call failed; the message is describe_driver_error's.
-class DriverError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-// The loaded driver; throws DriverError when there is none.
-const DriverApi& driver();
-// Throws DriverError naming `call` unless result is CUDA_SUCCESS.
-void check_driver(CUresult result, const char* call);
+using scatterptx_testing::check_driver;
+using scatterptx_testing::DeviceBuffer;
+using scatterptx_testing::driver;
+using scatterptx_testing::DriverApi;
+using scatterptx_testing::DriverError;
+using scatterptx_testing::Stream;
 
 // DRIVER_CALL(cuMemAlloc, &ptr, bytes): calls the entry point through
 // driver() and throws on failure. #name stays unexpanded ("cuMemAlloc") while
@@ -59,43 +52,6 @@ CUcontext gpu_context();
       FAIL() << gpu_status_.reason;                                                     \
     }                                                                                   \
   } while (0)
-
-// Device memory, freed on destruction.
-class DeviceBuffer {
- public:
-  DeviceBuffer() = default;
-  explicit DeviceBuffer(size_t bytes);
-  ~DeviceBuffer();
-  DeviceBuffer(DeviceBuffer&& other) noexcept;
-  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
-
-  CUdeviceptr address(size_t offset = 0) const { return pointer_ + offset; }
-  void* pointer(size_t offset = 0) const {
-    return reinterpret_cast<void*>(static_cast<uintptr_t>(pointer_ + offset));
-  }
-  size_t size() const { return size_; }
-
- private:
-  void release();
-  CUdeviceptr pointer_ = 0;
-  size_t size_ = 0;
-};
-
-// A stream that does not synchronise with the legacy default stream.
-class Stream {
- public:
-  Stream();
-  ~Stream();
-  Stream(const Stream&) = delete;
-  Stream& operator=(const Stream&) = delete;
-  CUstream get() const { return stream_; }
-  void synchronize() const;
-
- private:
-  CUstream stream_ = nullptr;
-};
 
 // Copies host -> device, then synchronises the context: an HtoD copy from
 // pageable memory may return before its DMA lands, and later launches go to

@@ -4,27 +4,19 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 #include <mutex>
 #include <random>
 #include <sstream>
 #include <stdexcept>
-#include <thread>
+
+#include "error_bound.hpp"
+#include "parallel_for.hpp"
 
 namespace scatterptx_test {
 namespace {
 
-uint32_t float_bits(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof bits);
-  return bits;
-}
-
-float bits_float(uint32_t bits) {
-  float value;
-  std::memcpy(&value, &bits, sizeof value);
-  return value;
-}
+// A few rows can be wide: split them too.
+constexpr int64_t kMinRowsPerThread = 4;
 
 uint64_t splitmix64(uint64_t& state) {
   uint64_t z = (state += 0x9E3779B97F4A7C15ull);
@@ -36,56 +28,6 @@ uint64_t splitmix64(uint64_t& state) {
 uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
 }  // namespace
-
-uint16_t float_to_half_bits(float value) {
-  const uint32_t x = float_bits(value);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const uint32_t magnitude = x & 0x7FFFFFFFu;
-  if (magnitude > 0x7F800000u) {  // NaN: keep the top payload bits, force quiet
-    return static_cast<uint16_t>(sign | 0x7E00u | ((magnitude >> 13) & 0x3FFu));
-  }
-  // 65520 = 0x477FF000 is halfway between 65504 (max half, odd mantissa) and
-  // 2^16: ties-to-even rounds it, and everything above, to infinity.
-  if (magnitude >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);
-  if (magnitude >= 0x38800000u) {  // normal half (>= 2^-14): rebias 127 -> 15
-    const uint32_t rebiased = magnitude - 0x38000000u;
-    const uint32_t rounded = rebiased + 0xFFFu + ((rebiased >> 13) & 1u);
-    return static_cast<uint16_t>(sign | (rounded >> 13));
-  }
-  // Subnormal half: value / 2^-24 = mantissa * 2^(exponent - 126).
-  const int exponent = static_cast<int>(magnitude >> 23);
-  const int shift = 126 - exponent;  // >= 14 here
-  if (shift > 24) return static_cast<uint16_t>(sign);  // below 2^-25: rounds to zero
-  const uint32_t mantissa = (magnitude & 0x7FFFFFu) | 0x800000u;
-  uint32_t quotient = mantissa >> shift;
-  const uint32_t remainder = mantissa & ((1u << shift) - 1u);
-  const uint32_t halfway = 1u << (shift - 1);
-  if (remainder > halfway || (remainder == halfway && (quotient & 1u))) ++quotient;
-  return static_cast<uint16_t>(sign | quotient);  // 0x400 is the smallest normal, correctly
-}
-
-float half_bits_to_float(uint16_t bits) {
-  const uint32_t sign = static_cast<uint32_t>(bits & 0x8000u) << 16;
-  const uint32_t exponent = (bits >> 10) & 0x1Fu;
-  const uint32_t mantissa = bits & 0x3FFu;
-  if (exponent == 0x1F) return bits_float(sign | 0x7F800000u | (mantissa << 13));
-  if (exponent == 0) {
-    const float magnitude = std::ldexp(static_cast<float>(mantissa), -24);
-    return sign != 0 ? -magnitude : magnitude;
-  }
-  return bits_float(sign | ((exponent + 112u) << 23) | (mantissa << 13));
-}
-
-uint16_t float_to_bf16_bits(float value) {
-  const uint32_t x = float_bits(value);
-  if ((x & 0x7FFFFFFFu) > 0x7F800000u) {
-    return static_cast<uint16_t>((x >> 16) | 0x0040u);  // quiet NaN
-  }
-  // Carries propagate into the exponent, so overflow lands on infinity.
-  return static_cast<uint16_t>((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
-}
-
-float bf16_bits_to_float(uint16_t bits) { return bits_float(static_cast<uint32_t>(bits) << 16); }
 
 const char* dtype_name(scatterptx_dtype dtype) {
   switch (dtype) {
@@ -111,77 +53,7 @@ const char* path_name(scatterptx_path path) {
   return "UnknownPath";
 }
 
-size_t element_bytes(scatterptx_dtype dtype) {
-  const size_t bytes = scatterptx_dtype_size(dtype);
-  if (bytes == 0) throw std::invalid_argument("element_bytes: unknown dtype");
-  return bytes;
-}
-
 size_t index_bytes(scatterptx_index_type type) { return type == SCATTERPTX_INDEX_INT32 ? 4 : 8; }
-
-double unit_roundoff(scatterptx_dtype dtype) {
-  switch (dtype) {
-    case SCATTERPTX_F32: return std::ldexp(1.0, -24);
-    case SCATTERPTX_F16: return std::ldexp(1.0, -11);
-    case SCATTERPTX_BF16: return std::ldexp(1.0, -8);
-    case SCATTERPTX_F64: return std::ldexp(1.0, -53);
-  }
-  throw std::invalid_argument("unit_roundoff: unknown dtype");
-}
-
-double smallest_normal(scatterptx_dtype dtype) {
-  switch (dtype) {
-    case SCATTERPTX_F32: return std::numeric_limits<float>::min();
-    case SCATTERPTX_F16: return std::ldexp(1.0, -14);
-    case SCATTERPTX_BF16: return std::numeric_limits<float>::min();
-    case SCATTERPTX_F64: return std::numeric_limits<double>::min();
-  }
-  throw std::invalid_argument("smallest_normal: unknown dtype");
-}
-
-double load_element(scatterptx_dtype dtype, const unsigned char* element) {
-  switch (dtype) {
-    case SCATTERPTX_F32: {
-      float value;
-      std::memcpy(&value, element, sizeof value);
-      return value;
-    }
-    case SCATTERPTX_F16:
-    case SCATTERPTX_BF16: {
-      uint16_t bits;
-      std::memcpy(&bits, element, sizeof bits);
-      return dtype == SCATTERPTX_F16 ? half_bits_to_float(bits) : bf16_bits_to_float(bits);
-    }
-    case SCATTERPTX_F64: {
-      double value;
-      std::memcpy(&value, element, sizeof value);
-      return value;
-    }
-  }
-  throw std::invalid_argument("load_element: unknown dtype");
-}
-
-void store_element(scatterptx_dtype dtype, unsigned char* element, double value) {
-  switch (dtype) {
-    case SCATTERPTX_F32: {
-      const float narrow = static_cast<float>(value);
-      std::memcpy(element, &narrow, sizeof narrow);
-      return;
-    }
-    case SCATTERPTX_F16:
-    case SCATTERPTX_BF16: {
-      const float narrow = static_cast<float>(value);
-      const uint16_t bits =
-          dtype == SCATTERPTX_F16 ? float_to_half_bits(narrow) : float_to_bf16_bits(narrow);
-      std::memcpy(element, &bits, sizeof bits);
-      return;
-    }
-    case SCATTERPTX_F64:
-      std::memcpy(element, &value, sizeof value);
-      return;
-  }
-  throw std::invalid_argument("store_element: unknown dtype");
-}
 
 Rng::Rng(uint64_t seed) {
   for (uint64_t& word : state_) word = splitmix64(seed);
@@ -231,26 +103,6 @@ uint64_t derive_seed(uint64_t seed, uint64_t stream) {
   return splitmix64(state);
 }
 
-void parallel_for(int64_t begin, int64_t end, const std::function<void(int64_t, int64_t)>& body) {
-  const int64_t count = end - begin;
-  if (count <= 0) return;
-  constexpr int64_t kMinPerThread = 4;  // a few rows can be wide: split them too
-  const int64_t hardware = std::max(1u, std::thread::hardware_concurrency());
-  const int64_t workers = std::max<int64_t>(1, std::min(hardware, count / kMinPerThread));
-  if (workers == 1) {
-    body(begin, end);
-    return;
-  }
-  std::vector<std::thread> threads;
-  threads.reserve(static_cast<size_t>(workers));
-  for (int64_t w = 0; w < workers; ++w) {
-    const int64_t first = begin + count * w / workers;
-    const int64_t last = begin + count * (w + 1) / workers;
-    threads.emplace_back([&body, first, last] { body(first, last); });
-  }
-  for (std::thread& thread : threads) thread.join();
-}
-
 HostMatrix::HostMatrix(scatterptx_dtype dtype_, int64_t rows_, int64_t cols_, int64_t row_stride_,
                        unsigned char fill_byte)
     : dtype(dtype_), rows(rows_), cols(cols_), row_stride(row_stride_) {
@@ -262,7 +114,7 @@ HostMatrix random_matrix(scatterptx_dtype dtype, int64_t rows, int64_t cols, int
                          unsigned char padding_byte, uint64_t seed) {
   HostMatrix matrix(dtype, rows, cols, row_stride, padding_byte);
   const size_t element = element_bytes(dtype);
-  parallel_for(0, rows, [&](int64_t first, int64_t last) {
+  scatterptx_testing::parallel_for(0, rows, kMinRowsPerThread, [&](int64_t first, int64_t last) {
     for (int64_t r = first; r < last; ++r) {
       Rng rng(derive_seed(seed, static_cast<uint64_t>(r)));
       unsigned char* row = matrix.row(r);
@@ -380,12 +232,10 @@ CheckReport check_scatter_add(const HostMatrix& out0, const HostMatrix& src,
   const scatterptx_dtype dtype = out0.dtype;
   const size_t element = element_bytes(dtype);
   const size_t value_bytes = static_cast<size_t>(out0.cols) * element;
-  const double u = unit_roundoff(dtype);
-  const double tiny = smallest_normal(dtype);
 
   std::mutex merge_mutex;
   PartialCheck total;
-  parallel_for(0, out0.rows, [&](int64_t first, int64_t last) {
+  scatterptx_testing::parallel_for(0, out0.rows, kMinRowsPerThread, [&](int64_t first, int64_t last) {
     PartialCheck part;
     std::vector<double> sum(static_cast<size_t>(out0.cols));
     std::vector<double> magnitude(static_cast<size_t>(out0.cols));
@@ -429,7 +279,7 @@ CheckReport check_scatter_add(const HostMatrix& out0, const HostMatrix& src,
       for (int64_t c = 0; c < out0.cols; ++c) {
         const double reference = sum[static_cast<size_t>(c)];
         const double value = load_element(dtype, after + static_cast<size_t>(c) * element);
-        const double bound = (adds + 1) * (u * magnitude[static_cast<size_t>(c)] + tiny);
+        const double bound = scatterptx_testing::rounding_error_bound(dtype, adds, magnitude[static_cast<size_t>(c)]);
         const double error = std::fabs(value - reference);
         if (!(error <= bound)) {  // written so that NaN fails
           std::ostringstream text;

@@ -4,32 +4,28 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
+#include "element_types.hpp"
 #include "scatterptx/scatterptx.h"
 
 namespace scatterptx_test {
 
-// IEEE binary16 and bfloat16, round-to-nearest-even, NaN kept quiet.
-uint16_t float_to_half_bits(float value);
-float half_bits_to_float(uint16_t bits);
-uint16_t float_to_bf16_bits(float value);
-float bf16_bits_to_float(uint16_t bits);
+using scatterptx_testing::bf16_bits_to_float;
+using scatterptx_testing::element_bytes;
+using scatterptx_testing::float_to_bf16_bits;
+using scatterptx_testing::float_to_half_bits;
+using scatterptx_testing::half_bits_to_float;
+using scatterptx_testing::load_element;
+using scatterptx_testing::smallest_normal;
+using scatterptx_testing::store_element;
+using scatterptx_testing::unit_roundoff;
 
 const char* dtype_name(scatterptx_dtype dtype);
 const char* index_type_name(scatterptx_index_type type);
 const char* path_name(scatterptx_path path);
-size_t element_bytes(scatterptx_dtype dtype);
 size_t index_bytes(scatterptx_index_type type);
-// 2^-24 f32, 2^-11 f16, 2^-8 bf16, 2^-53 f64.
-double unit_roundoff(scatterptx_dtype dtype);
-// Smallest positive normal: what one flush-to-zero can lose.
-double smallest_normal(scatterptx_dtype dtype);
-
-double load_element(scatterptx_dtype dtype, const unsigned char* element);
-void store_element(scatterptx_dtype dtype, unsigned char* element, double value);
 
 // xoshiro256**: fast, and reproducible from one 64-bit seed.
 class Rng {
@@ -54,9 +50,6 @@ std::string seed_trace(uint64_t seed);
 // A seed for the sub-stream `stream` of `seed`, so that parallel generation
 // gives the same values whatever the thread count.
 uint64_t derive_seed(uint64_t seed, uint64_t stream);
-
-// Runs body(first, last) over [begin, end) split across hardware threads.
-void parallel_for(int64_t begin, int64_t end, const std::function<void(int64_t, int64_t)>& body);
 
 // Padding between cols and row_stride in out: must come back unchanged.
 constexpr unsigned char kOutPaddingByte = 0xA5;
@@ -105,8 +98,8 @@ struct CheckReport {
 
 // Compares got with out0 + sum of src rows (each added `repeats` times) in
 // float64. Per element of an added row:
-//   |got - ref| <= (adds + 1) * u * (|out0| + sum |src|) + (adds + 1) * min_normal
-// where adds counts the additions into that row and u = unit_roundoff(dtype);
+// |got - ref| <= rounding_error_bound (testing/error_bound.hpp), adds
+// counting the additions into that row;
 // NaN never passes. Rows with no valid index, and the padding of every row,
 // must be bit-identical to out0. Indices outside [0, out_rows) are ignored.
 CheckReport check_scatter_add(const HostMatrix& out0, const HostMatrix& src,

@@ -1,0 +1,18 @@
+// scatterptx-bench --describe FILE: the scenarios with their floors' bytes,
+// the error bound and the timing defaults as JSON, without a GPU. This is
+// how bench/compare.py gets them, so each is defined once, here in C++.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "scenarios.hpp"
+
+namespace scatterptx_bench {
+
+// Builds each scenario's index on the host (as the timed run does) to count
+// its distinct targets. Throws BenchError when the file cannot be written.
+void write_description(const std::string& path, const std::vector<Scenario>& scenarios, bool quick,
+                       int64_t head_start_cycles);
+
+}  // namespace scatterptx_bench

@@ -1,0 +1,27 @@
+// The one rounding-error bound every float64 reference check uses: the C++
+// tests, scatterptx-bench, and (through the bench's JSON) bench/compare.py.
+#pragma once
+
+#include <string>
+
+#include "scatterptx/scatterptx.h"
+
+namespace scatterptx_testing {
+
+// Largest |got - ref| allowed for an element of dtype into which `additions`
+// terms were added, ref being the float64 sum of out0 and the terms and
+// magnitude the float64 sum of their absolute values:
+//   (additions + 1) * ((u + u_f64) * magnitude + smallest_normal)
+// Each rounded addition errs by at most u times the running sum's
+// magnitude, in whatever order the additions ran; u_f64 covers the float64
+// reference's own rounding (which matters for f64), smallest_normal one
+// flush-to-zero per addition.
+double rounding_error_bound(scatterptx_dtype dtype, double additions, double magnitude);
+
+// u_f64 = 2^-53: the float64 reference's own rounding.
+double reference_unit_roundoff();
+
+// The formula above as text, for reports.
+std::string rounding_error_bound_text();
+
+}  // namespace scatterptx_testing
