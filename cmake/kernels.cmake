@@ -1,5 +1,6 @@
 # Kernels: templates in ptx/ -> gen/generate_kernels.py -> one PTX file per
-# variant -> ptxas -arch=sm_90 (a PTX error fails the build) -> cubins, all
+# variant (and the manifest, the argument structs and the shared constants
+# as headers) -> ptxas -arch=sm_90 (a PTX error fails the build) -> cubins, all
 # kept in ${SCATTERPTX_KERNEL_DIR} for cuobjdump, nvdisasm and Nsight ->
 # gen/embed_kernels.py embeds cubin + PTX in the library.
 
@@ -29,7 +30,8 @@ foreach(variant IN LISTS variants)
 endforeach()
 
 add_custom_command(
-  OUTPUT ${ptx_files} ${SCATTERPTX_KERNEL_DIR}/kernel_manifest.hpp
+  OUTPUT ${ptx_files} ${SCATTERPTX_KERNEL_DIR}/kernel_manifest.hpp ${SCATTERPTX_KERNEL_DIR}/kernel_params.hpp
+         ${SCATTERPTX_KERNEL_DIR}/kernel_constants.hpp
   COMMAND ${Python3_EXECUTABLE} ${generator} --out ${SCATTERPTX_KERNEL_DIR}
   DEPENDS ${generator_modules} ${templates}
   COMMENT "Expanding PTX templates into ${SCATTERPTX_KERNEL_DIR}/ptx"
@@ -56,4 +58,6 @@ add_custom_command(
   VERBATIM)
 
 add_custom_target(scatterptx_kernels DEPENDS ${cubin_files} ${SCATTERPTX_KERNEL_DIR}/kernel_manifest.hpp
+                                              ${SCATTERPTX_KERNEL_DIR}/kernel_params.hpp
+                                              ${SCATTERPTX_KERNEL_DIR}/kernel_constants.hpp
                                               ${SCATTERPTX_EMBEDDED_KERNELS})

@@ -3,7 +3,7 @@ scan, where the keys of a radix pass come from, and the unrolled per-key
 blocks of the stable scatter."""
 
 # Keys per thread in group_histogram and group_scatter: 8 warps x 8 rounds
-# x 32 lanes = 2048 keys per CTA (kSortTileKeys in host/group_plan.hpp).
+# x 32 lanes = 2048 keys per CTA (the host's kSortTileKeys, gen/kernel_constants.py).
 # Measured on the H200 (7.77M keys, 21 bits, three passes): 0.42 ms against
 # 0.47 ms for 16 rounds, whose register cap left two CTAs per SM.
 SCATTER_ROUNDS = 8

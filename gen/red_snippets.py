@@ -30,14 +30,17 @@ def vector_regs(dtype):
 
 
 # Rows each group of lanes has in flight in the red path's loop for short
-# rows (all their indices and values are loaded before the first red), and
-# whole vectors a lane of the row loop loads before their reds (the planner's
-# kRedBatchVectors, host/plan.hpp; the manifest test checks they agree).
-ROWS_IN_FLIGHT = 4
+# rows (all their indices and values are loaded before the first red): the
+# host's kRedShortRowsPerBatch (gen/kernel_constants.py).
+RED_SHORT_ROWS_PER_BATCH = 4
+# Whole vectors a lane of the row loop loads before their reds: the host's
+# kRedRowBatchVectors. One number with the above: the row loop reuses the
+# short-row loop's registers and the template spells both {{ROWS_IN_FLIGHT}}.
+RED_ROW_BATCH_VECTORS = RED_SHORT_ROWS_PER_BATCH
 
 
-# Threads per CTA of every red launch (the planner's kRedThreadsPerCta,
-# host/plan.hpp; the manifest test checks they agree).
+# Threads per CTA of every red launch: the host's kRedThreadsPerCta
+# (gen/kernel_constants.py).
 RED_THREADS_PER_CTA = 256
 
 
@@ -106,7 +109,7 @@ def _lane_sum(dtype, vector_bytes):
 
 def inflight_regs(dtype, vector_bytes, index):
     kind, count, _, _ = _lane_access(dtype, vector_bytes)
-    rows = range(ROWS_IN_FLIGHT)
+    rows = range(RED_SHORT_ROWS_PER_BATCH)
     regs = [f".reg {kind}   {', '.join(f'%y{u}_{i}' for u in rows for i in range(count))};",
             f".reg .pred  %merge, {', '.join(f'%in{u}, %go{u}, %nin{u}' for u in rows)};",
             f".reg .b64   {', '.join(f'%tg{u}, %ra{u}, %ntg{u}, %na{u}' for u in rows)};"]
@@ -138,11 +141,11 @@ def inflight_preload(index):
     """The first batch's rows and indices, before the loop; the loop's last
     step (inflight_reds) makes them current."""
     lines = []
-    for u in range(ROWS_IN_FLIGHT):
+    for u in range(RED_SHORT_ROWS_PER_BATCH):
         lines.append(f"add.u64             %na{u}, %na{u - 1}, 1;" if u else "mov.u64             %na0, %row;")
         lines.append(f"setp.lt.u64         %nin{u}, %na{u}, %rows;")
         lines += _index_load(index, f"%nin{u}", f"%na{u}", u)
-    for u in range(ROWS_IN_FLIGHT):
+    for u in range(RED_SHORT_ROWS_PER_BATCH):
         lines += _index_widen(index, u) + _make_current(u)
     return "\n    ".join(lines)
 
@@ -152,13 +155,13 @@ def inflight_loads(dtype, vector_bytes, index):
     indices, for the prefetch after this batch's reds."""
     _, count, load, _ = _lane_access(dtype, vector_bytes)
     lines = []
-    for u in range(ROWS_IN_FLIGHT):
+    for u in range(RED_SHORT_ROWS_PER_BATCH):
         lines.append(f"and.pred            %go{u}, %in{u}, %lane_on;")
         lines.append(f"mad.lo.u64          %src_addr, %ra{u}, %src_stride, %src;")
         lines.append("add.u64             %src_addr, %src_addr, %lane_off;")
         lines.append(f"@%go{u} {load} {_regs(f'y{u}_', count)}, [%src_addr], %stream_policy;")
-    for u in range(ROWS_IN_FLIGHT):
-        lines.append(f"mad.lo.u64          %na{u}, %row_step, {ROWS_IN_FLIGHT}, %ra{u};")
+    for u in range(RED_SHORT_ROWS_PER_BATCH):
+        lines.append(f"mad.lo.u64          %na{u}, %row_step, {RED_SHORT_ROWS_PER_BATCH}, %ra{u};")
         lines.append(f"setp.lt.u64         %nin{u}, %na{u}, %rows;")
         lines += _index_load(index, f"%nin{u}", f"%na{u}", u)
     return "\n    ".join(lines)
@@ -174,7 +177,7 @@ def inflight_reds(dtype, vector_bytes, index):
     _, count, _, red = _lane_access(dtype, vector_bytes)
     add = _lane_sum(dtype, vector_bytes)
     lines = []
-    for u in range(ROWS_IN_FLIGHT):
+    for u in range(RED_SHORT_ROWS_PER_BATCH):
         lines += [f"// Row {u}: unsigned compare, so negative indices fail it too.",
                   f"setp.lt.u64         %p, %tg{u}, %out_rows;",
                   f"not.pred            %bad, %p;",
@@ -183,7 +186,7 @@ def inflight_reds(dtype, vector_bytes, index):
                   f"add.u64             %t64, %row_base, %ra{u};",
                   f"@%bad red.global.min.u64 [%record], %t64;",
                   f"and.pred            %go{u}, %go{u}, %p;"]
-        if u + 1 < ROWS_IN_FLIGHT:
+        if u + 1 < RED_SHORT_ROWS_PER_BATCH:
             # Row u + 1 exists (in range of the launch) and has row u's
             # target: it carries row u's values (a bad target's rows send
             # nothing either way).
@@ -193,7 +196,7 @@ def inflight_reds(dtype, vector_bytes, index):
         lines += [f"mad.lo.u64          %out_addr, %tg{u}, %out_stride, %out;",
                   "add.u64             %out_addr, %out_addr, %lane_off;"]
         lines.append(f"@%go{u} {red} [%out_addr], {_regs(f'y{u}_', count)}, %out_policy;")
-    for u in range(ROWS_IN_FLIGHT):
+    for u in range(RED_SHORT_ROWS_PER_BATCH):
         lines += _index_widen(index, u)
         lines += [f"// Next row {u}: its out line, unless the index is bad"
                   + (" or the row before has the same target." if u else "."),
@@ -210,7 +213,7 @@ def inflight_reds(dtype, vector_bytes, index):
 
 
 def row_vector_batch(dtype, vector_bytes):
-    """The row loop's batch of ROWS_IN_FLIGHT whole vectors of one row, at
+    """The row loop's batch of RED_ROW_BATCH_VECTORS whole vectors of one row, at
     %off + u * %v_step_bytes: all loads, then all reds, so that a lane has
     that many loads in flight instead of one load-then-red at a time. With
     %prefetch_on, a lane whose out vector starts a 128-byte line prefetches
@@ -225,14 +228,14 @@ def row_vector_batch(dtype, vector_bytes):
              "add.u64             %out_addr, %out_row, %off;",
              "and.b64             %t64, %out_addr, 127;",
              "setp.eq.and.u64     %p, %t64, 0, %prefetch_on;"]
-    for u in range(ROWS_IN_FLIGHT):
+    for u in range(RED_ROW_BATCH_VECTORS):
         step = f"mad.lo.u64          %tg{u}, %v_step_bytes, {u}, %out_addr;"
         lines.append(step if u else "mov.u64             %tg0, %out_addr;")
         lines.append(f"@%p prefetch.global.L2 [%tg{u}];")
-    for u in range(ROWS_IN_FLIGHT):
+    for u in range(RED_ROW_BATCH_VECTORS):
         step = f"mad.lo.u64          %ra{u}, %v_step_bytes, {u}, %src_addr;"
         lines.append(step if u else "mov.u64             %ra0, %src_addr;")
         lines.append(f"{load} {_regs(f'y{u}_', count)}, [%ra{u}];")
-    for u in range(ROWS_IN_FLIGHT):
+    for u in range(RED_ROW_BATCH_VECTORS):
         lines.append(f"{red} [%tg{u}], {_regs(f'y{u}_', count)};")
     return "\n    ".join(lines)

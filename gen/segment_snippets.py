@@ -9,10 +9,12 @@ variants: rows, strides and pointers 16-byte aligned) or one element
 
 ROWS_IN_FLIGHT = 4   # rows each lane of group_segment_sum loads before adding them, in order
 ITEMS_IN_FLIGHT = 4  # partial sums each lane of group_combine loads before adding them
+SEGMENT_TILE_ROWS = 256  # grouped positions per summing warp (a tile)
+LANE_SLICE_BYTES = 16    # one lane's slice in the vec16 variants
 
 
 def lane_elems(dtype, vectorized):
-    return 16 // dtype.size if vectorized else 1
+    return LANE_SLICE_BYTES // dtype.size if vectorized else 1
 
 
 def acc_type(dtype):
@@ -189,7 +191,7 @@ def segment_substitutions(dtype, vectorized):
     }
 
 
-STAGED_PER_LANE = 256 // 32  # positions of a tile each lane stages in shared memory
+STAGED_PER_LANE = SEGMENT_TILE_ROWS // 32  # positions of a tile each lane stages in shared memory
 
 
 def stage_positions():

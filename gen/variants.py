@@ -1,13 +1,13 @@
-"""Every kernel variant the build makes: the dtypes and index types, each
-family's parameter list (as the host packs it, host/launch.cpp), and the
-template substitutions of each variant."""
+"""Every kernel variant the build makes: the dtypes and index types and the
+template substitutions of each variant (each template's parameter list is
+in kernel_params.py)."""
 
 from dataclasses import dataclass
 
 import group_snippets as group
 import segment_snippets as segment
 from private_snippets import private_substitutions
-from red_snippets import (RED_VECTOR_BYTES, ROWS_IN_FLIGHT, cta_bounds, inflight_preload, inflight_loads, inflight_reds,
+from red_snippets import (RED_SHORT_ROWS_PER_BATCH, RED_VECTOR_BYTES, cta_bounds, inflight_preload, inflight_loads, inflight_reds,
                           inflight_regs, row_vector_batch, scalar_add, vector_add, vector_regs)
 
 
@@ -47,34 +47,6 @@ INDEX_TYPES = [
               "ld.global.nc.s64    %target, [%addr];"),
 ]
 
-# Parameter lists as the host packs them (host/launch.cpp), for the manifest.
-TMA_PARAMS = ("CUtensorMap src_map, u64 out_ptr, u64 out_row_stride_bytes, u64 index_ptr, "
-              "u64 rows, u64 row_base, u64 out_rows, u32 cols, u32 chunk_elems, "
-              "u32 chunks_per_row, u32 box_elems, u32 stages, u64 error_record, u32 prefetch_out")
-
-PRIVATE_PARAMS = ("CUtensorMap src_map, u64 out_ptr, u64 out_row_stride_bytes, u64 index_ptr, u64 rows, "
-                  "u64 row_base, u32 out_rows, u32 cols, u32 slice_elems, u32 stages, u32 staging_offset, "
-                  "u32 flags_offset, u32 ring_offset, u32 index_offset, u32 barrier_offset, "
-                  "u64 error_record")
-RED_PARAMS = ("u64 out_ptr, u64 out_row_stride_bytes, u64 src_ptr, u64 src_row_stride_bytes, "
-              "u64 index_ptr, u64 rows, u64 row_base, u64 out_rows, u64 cols, "
-              "u64 vectors_per_row, u32 lanes_per_row_log2, u64 error_record, u32 prefetch_out, "
-              "f32 out_keep_fraction")
-
-
-GROUP_HISTOGRAM_PARAMS = ("u64 key_source, u64 count, u32 shift, u64 counts, u64 tiles, u64 out_rows, "
-                          "u64 error_record")
-GROUP_SCAN_PARAMS = "u64 counts, u64 tiles, u64 totals"
-GROUP_SCATTER_PARAMS = ("u64 key_source, u64 value_source, u64 count, u32 shift, u64 counts, u64 tiles, "
-                        "u64 totals, u64 keys_out, u64 values_out, u64 out_rows")
-GROUP_SEGMENT_SUM_PARAMS = ("u64 out_ptr, u64 out_row_stride_bytes, u64 src_ptr, u64 src_row_stride_bytes, "
-                            "u64 keys, u64 rows, u64 count, u32 sentinel, u64 cols, u64 tiles, "
-                            "u64 partials, u64 partial_stride, u64 plan_error, u64 error_record")
-INDEX_RECORD_TAKE_PARAMS = "u64 record, u64 taken"
-GROUP_COMBINE_PARAMS = ("u64 out_ptr, u64 out_row_stride_bytes, u64 keys, u64 count, u32 sentinel, "
-                        "u64 cols, u64 tiles, u64 partials, u64 level_sums, u64 partial_stride, u64 step")
-
-
 @dataclass(frozen=True)
 class Variant:
     name: str
@@ -84,7 +56,6 @@ class Variant:
     vector_bytes: int    # row_red: bytes per lane access; row_tma_reduce: 16
     template: str
     substitutions: dict
-    params: str
     min_sm: int = 90
 
 
@@ -105,12 +76,11 @@ def variants():
             common = row_substitutions(dtype, index)
             name = f"row_tma_reduce_{dtype.name}_{index.name}"
             out.append(Variant(name, "row_tma_reduce", dtype, index, 16, "row_tma_reduce.ptx.in",
-                               dict(common, ENTRY=name, REDUCE_TYPE=dtype.reduce),
-                               TMA_PARAMS))
+                               dict(common, ENTRY=name, REDUCE_TYPE=dtype.reduce)))
             name = f"row_private_{dtype.name}_{index.name}"
             out.append(Variant(name, "row_private", dtype, index, 16, "row_private.ptx.in",
                                dict(common, **private_substitutions(dtype, index), ENTRY=name,
-                                    REDUCE_TYPE=dtype.reduce), PRIVATE_PARAMS))
+                                    REDUCE_TYPE=dtype.reduce)))
             for vector_bytes in RED_VECTOR_BYTES[dtype.name]:
                 shape = "scalar" if vector_bytes == dtype.size else f"vec{vector_bytes}"
                 name = f"row_red_{shape}_{dtype.name}_{index.name}"
@@ -124,13 +94,12 @@ def variants():
                                                    + vector_regs(dtype),
                                         VECTOR_ADD=body,
                                         SCALAR_ADD=scalar_add(dtype),
-                                        ROWS_IN_FLIGHT=str(ROWS_IN_FLIGHT),
+                                        ROWS_IN_FLIGHT=str(RED_SHORT_ROWS_PER_BATCH),
                                         INFLIGHT_REGS=inflight_regs(dtype, vector_bytes, index),
                                         INFLIGHT_PRELOAD=inflight_preload(index),
                                         INFLIGHT_LOADS=inflight_loads(dtype, vector_bytes, index),
                                         INFLIGHT_REDS=inflight_reds(dtype, vector_bytes, index),
-                                        ROW_VECTOR_BATCH=row_vector_batch(dtype, vector_bytes)),
-                                   RED_PARAMS))
+                                        ROW_VECTOR_BATCH=row_vector_batch(dtype, vector_bytes))))
     return out + group_variants() + [index_record_take_variant()]
 
 
@@ -138,7 +107,7 @@ def index_record_take_variant():
     """The read-and-clear of the RECORD-mode index-error record (no dtype:
     f32 and the first index type stand in)."""
     return Variant("index_record_take", "index_record_take", DTYPES[0], INDEX_TYPES[0], 0,
-                   "index_record_take.ptx.in", {"ENTRY": "index_record_take"}, INDEX_RECORD_TAKE_PARAMS)
+                   "index_record_take.ptx.in", {"ENTRY": "index_record_take"})
 
 
 def group_variants():
@@ -159,8 +128,7 @@ def group_variants():
         out.append(Variant(name, f"group_histogram_{family}", f32, as_index, 0, "group_histogram.ptx.in",
                            dict(common, ENTRY=name, ROUND_REGS=group.scatter_round_regs(),
                                 LOAD_ROUNDS=group.load_rounds(load, record, None),
-                                COUNT_ROUNDS=group.histogram_count_rounds()),
-                           GROUP_HISTOGRAM_PARAMS))
+                                COUNT_ROUNDS=group.histogram_count_rounds())))
         name = "group_scatter" + suffix
         out.append(Variant(name, f"group_scatter_{family}", f32, as_index, 0, "group_scatter.ptx.in",
                            dict(common, ENTRY=name, ROUND_REGS=group.scatter_round_regs(),
@@ -168,12 +136,10 @@ def group_variants():
                                 TILE_SCAN=scan("%run", "%local_first", "%n", "warp_sums"),
                                 LOAD_ROUNDS=group.load_rounds(load, "", "index" if index else "keys"),
                                 COUNT_ROUNDS=group.scatter_count_rounds(),
-                                WRITE_ROUNDS=group.scatter_write_rounds()),
-                           GROUP_SCATTER_PARAMS))
+                                WRITE_ROUNDS=group.scatter_write_rounds())))
     out.append(Variant("group_scan", "group_scan", f32, INDEX_TYPES[0], 0, "group_scan.ptx.in",
                        {"ENTRY": "group_scan",
-                        "BLOCK_EXCLUSIVE_SCAN": scan("%sum", "%prefix", "%total", "warp_sums")},
-                       GROUP_SCAN_PARAMS))
+                        "BLOCK_EXCLUSIVE_SCAN": scan("%sum", "%prefix", "%total", "warp_sums")}))
     for dtype in DTYPES:
         for vectorized in (True, False):
             shape = "vec16" if vectorized else "scalar"
@@ -190,13 +156,11 @@ def group_variants():
                                     STAGE_POSITIONS=segment.stage_positions(),
                                     PREFETCH_OUT=segment.prefetch_out(dtype),
                                     LOAD_POSITIONS=segment.load_positions(dtype, vectorized),
-                                    SHIFT_KEYS=segment.shift_keys()),
-                               GROUP_SEGMENT_SUM_PARAMS))
+                                    SHIFT_KEYS=segment.shift_keys())))
             name = f"group_combine_{shape}_{dtype.name}"
             out.append(Variant(name, "group_combine", dtype, INDEX_TYPES[0], vector_bytes,
                                "group_combine.ptx.in",
                                dict(subs, ENTRY=name,
                                     **{f"LOAD_ITEM{u}": segment.load_item(dtype, vectorized, u)
-                                       for u in range(segment.ITEMS_IN_FLIGHT)}),
-                               GROUP_COMBINE_PARAMS))
+                                       for u in range(segment.ITEMS_IN_FLIGHT)})))
     return out

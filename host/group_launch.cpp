@@ -1,6 +1,7 @@
 #include "group_launch.hpp"
 
 #include "errors.hpp"
+#include "kernel_params.hpp"
 #include "launch.hpp"
 #include "plan.hpp"
 
@@ -19,29 +20,46 @@ void launch(const DriverApi& api, CUfunction function, uint64_t grid_x, uint32_t
 void launch_grouping(const DriverApi& api, const ContextState& state, const Problem& p, const GroupPlan& plan,
                      CUdeviceptr workspace, CUstream stream) {
   const GroupWorkspace& w = plan.workspace;
-  uint64_t plan_error = workspace + w.plan_error;
+  const uint64_t plan_error = workspace + w.plan_error;
   // All ones: no bad index seen.
   check_driver(api, "cuMemsetD8Async", api.cuMemsetD8Async(plan_error, 0xFF, 8, stream));
   if (p.src_rows == 0) return;
-  uint64_t count = p.src_rows;
-  uint64_t tiles = plan.sort_tiles;
-  uint64_t counts = workspace + w.counts;
-  uint64_t totals = workspace + w.totals;
-  uint64_t out_rows = p.out_rows;
+  const uint64_t tiles = plan.sort_tiles;
   for (uint32_t pass = 0; pass < plan.passes; ++pass) {
     const int from_index = pass == 0 ? 0 : 1;
-    uint64_t key_source = pass == 0 ? p.index_address : workspace + w.keys[(pass - 1) % 2];
-    uint64_t value_source = pass == 0 ? 0 : workspace + w.rows[(pass - 1) % 2];
-    uint64_t keys_out = workspace + w.keys[pass % 2];
-    uint64_t values_out = workspace + w.rows[pass % 2];
-    uint32_t shift = plan.first_shift + pass * kSortDigitBits;
-    void* histogram[] = {&key_source, &count, &shift, &counts, &tiles, &out_rows, &plan_error};
-    launch(api, state.functions[plan.histogram_variant[from_index]], tiles, 1, kSortThreads, stream, histogram);
-    void* scan[] = {&counts, &tiles, &totals};
-    launch(api, state.functions[plan.scan_variant], kSortDigits, 1, kSortThreads, stream, scan);
-    void* scatter[] = {&key_source, &value_source, &count,    &shift,      &counts,
-                       &tiles,      &totals,       &keys_out, &values_out, &out_rows};
-    launch(api, state.functions[plan.scatter_variant[from_index]], tiles, 1, kSortThreads, stream, scatter);
+    const uint64_t key_source = pass == 0 ? p.index_address : workspace + w.keys[(pass - 1) % 2];
+    const uint32_t shift = plan.first_shift + pass * kSortDigitBits;
+
+    GroupHistogramParams histogram{};
+    histogram.key_source = key_source;
+    histogram.count = p.src_rows;
+    histogram.shift = shift;
+    histogram.counts = workspace + w.counts;
+    histogram.tiles = tiles;
+    histogram.out_rows = p.out_rows;
+    histogram.error_record = plan_error;
+    launch(api, state.functions[plan.histogram_variant[from_index]], tiles, 1, kSortThreads, stream,
+           histogram.packed().data());
+
+    GroupScanParams scan{};
+    scan.counts = workspace + w.counts;
+    scan.tiles = tiles;
+    scan.totals = workspace + w.totals;
+    launch(api, state.functions[plan.scan_variant], kSortDigits, 1, kSortThreads, stream, scan.packed().data());
+
+    GroupScatterParams scatter{};
+    scatter.key_source = key_source;
+    scatter.value_source = pass == 0 ? 0 : workspace + w.rows[(pass - 1) % 2];
+    scatter.count = p.src_rows;
+    scatter.shift = shift;
+    scatter.counts = workspace + w.counts;
+    scatter.tiles = tiles;
+    scatter.totals = workspace + w.totals;
+    scatter.keys_out = workspace + w.keys[pass % 2];
+    scatter.values_out = workspace + w.rows[pass % 2];
+    scatter.out_rows = p.out_rows;
+    launch(api, state.functions[plan.scatter_variant[from_index]], tiles, 1, kSortThreads, stream,
+           scatter.packed().data());
   }
 }
 
@@ -52,32 +70,40 @@ namespace {
 void launch_segment_sums(const DriverApi& api, const ContextState& state, const Problem& p, const GroupPlan& plan,
                          CUdeviceptr workspace, CUdeviceptr index_error_slot, CUstream stream) {
   const GroupWorkspace& w = plan.workspace;
-  uint64_t out = p.out_address;
-  uint64_t out_stride = p.out_row_stride_bytes;
-  uint64_t src = p.src_address;
-  uint64_t src_stride = p.src_row_stride_bytes;
-  uint64_t keys = workspace + w.keys[plan.final_buffer()];
-  uint64_t rows = workspace + w.rows[plan.final_buffer()];
-  uint64_t count = p.src_rows;
-  uint32_t sentinel = static_cast<uint32_t>(p.out_rows);
-  uint64_t cols = p.cols;
-  uint64_t tiles = plan.segment_tiles;
-  uint64_t partials = workspace + w.partials;
-  uint64_t level_sums = workspace + w.level_sums;
-  uint64_t partial_stride = plan.partial_stride;
-  uint64_t plan_error = workspace + w.plan_error;
-  uint64_t record = index_error_slot;
   const uint32_t threads = 32 * plan.summing_warps;
-  void* sums[] = {&out,  &out_stride, &src,      &src_stride,     &keys,       &rows,  &count,
-                  &sentinel, &cols,   &tiles,    &partials,       &partial_stride, &plan_error, &record};
+  GroupSegmentSumParams sums{};
+  sums.out_ptr = p.out_address;
+  sums.out_row_stride_bytes = p.out_row_stride_bytes;
+  sums.src_ptr = p.src_address;
+  sums.src_row_stride_bytes = p.src_row_stride_bytes;
+  sums.keys = workspace + w.keys[plan.final_buffer()];
+  sums.rows = workspace + w.rows[plan.final_buffer()];
+  sums.count = p.src_rows;
+  sums.sentinel = static_cast<uint32_t>(p.out_rows);
+  sums.cols = p.cols;
+  sums.tiles = plan.segment_tiles;
+  sums.partials = workspace + w.partials;
+  sums.partial_stride = plan.partial_stride;
+  sums.plan_error = workspace + w.plan_error;
+  sums.error_record = index_error_slot;
   launch(api, state.functions[plan.segment_sum_variant], plan.summing_grid_x, plan.summing_grid_y, threads, stream,
-         sums, segment_sum_shared_bytes(plan.summing_warps));
-  uint64_t step = 1;
-  for (uint32_t level = 0; level < plan.combine_levels; ++level, step *= kCombineFanIn) {
-    void* combine[] = {&out,   &out_stride, &keys,       &count,          &sentinel, &cols,
-                       &tiles, &partials,   &level_sums, &partial_stride, &step};
+         sums.packed().data(), segment_sum_shared_bytes(plan.summing_warps));
+
+  GroupCombineParams combine{};
+  combine.out_ptr = sums.out_ptr;
+  combine.out_row_stride_bytes = sums.out_row_stride_bytes;
+  combine.keys = sums.keys;
+  combine.count = sums.count;
+  combine.sentinel = sums.sentinel;
+  combine.cols = sums.cols;
+  combine.tiles = sums.tiles;
+  combine.partials = sums.partials;
+  combine.level_sums = workspace + w.level_sums;
+  combine.partial_stride = sums.partial_stride;
+  combine.step = 1;
+  for (uint32_t level = 0; level < plan.combine_levels; ++level, combine.step *= kCombineFanIn) {
     launch(api, state.functions[plan.combine_variant], plan.combine_grid_x, plan.summing_grid_y, threads, stream,
-           combine);
+           combine.packed().data());
   }
 }
 

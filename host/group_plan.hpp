@@ -7,23 +7,15 @@
 #include <cstdint>
 #include <string>
 
+#include "kernel_constants.hpp"
 #include "plan.hpp"
 #include "problem.hpp"
 
 namespace scatterptx::detail {
 
-// Must match the kernels (gen/group_snippets.py, ptx/group_*.ptx.in).
-constexpr uint32_t kSortTileKeys = 2048;     // keys per CTA of group_histogram and group_scatter
-constexpr uint32_t kSortThreads = 256;
-constexpr uint32_t kSortDigitBits = 8;
-constexpr uint32_t kSortDigits = 256;
-constexpr uint32_t kSegmentTileRows = 256;   // grouped positions per summing warp
 // group_segment_sum stages each warp's tile of keys and rows (u32 each) in
 // dynamic shared memory.
 constexpr uint32_t segment_sum_shared_bytes(uint32_t warps) { return warps * kSegmentTileRows * 8; }
-constexpr uint32_t kCombineFanIn = 32;       // sums per warp and level of group_combine
-constexpr uint32_t kCombineTilesPerWarp = 8; // tiles one warp of group_combine examines
-constexpr uint32_t kLaneSliceBytes = 16;     // one lane's slice in the vec16 variants
 constexpr uint64_t kWorkspaceAlignment = 256;
 // Keys and source positions are u32; the key out_rows marks a bad index.
 constexpr uint64_t kMaxGroupedRows = UINT32_MAX;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "errors.hpp"
+#include "kernel_params.hpp"
 #include "launch.hpp"
 
 namespace scatterptx::detail {
@@ -51,13 +52,14 @@ int64_t take_recorded_index_error(const DriverApi& api, ContextState& state) {
   // Read and clear in one atomic exchange on the device (a host read, then a
   // clear, would drop a record that another thread's launch adds between
   // the two), then copy what it read, on the state's own stream.
-  CUdeviceptr record = state.index_error_slot(kRecordModeSlot);
-  CUdeviceptr taken = state.index_error_slot(kTakenSlot);
-  void* params[] = {&record, &taken};
+  IndexRecordTakeParams params{};
+  params.record = state.index_error_slot(kRecordModeSlot);
+  params.taken = state.index_error_slot(kTakenSlot);
+  const CUdeviceptr taken = params.taken;
   const CUfunction take = state.functions[find_variant(KernelFamily::index_record_take, SCATTERPTX_F32,
                                                        SCATTERPTX_INDEX_INT32, 0)];
   const CUstream stream = state.take_stream;
-  check_driver(api, "cuLaunchKernel", api.cuLaunchKernel(take, 1, 1, 1, 1, 1, 1, 0, stream, params, nullptr));
+  check_driver(api, "cuLaunchKernel", api.cuLaunchKernel(take, 1, 1, 1, 1, 1, 1, 0, stream, params.packed().data(), nullptr));
   uint64_t bad = kNoPosition;
   check_driver(api, "cuMemcpyDtoHAsync", api.cuMemcpyDtoHAsync(&bad, taken, 8, stream));
   check_driver(api, "cuStreamSynchronize", api.cuStreamSynchronize(stream));

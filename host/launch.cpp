@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "errors.hpp"
+#include "kernel_params.hpp"
 #include "tensor_map.hpp"
 
 namespace scatterptx::detail {
@@ -55,20 +56,23 @@ void launch_tma(const DriverApi& api, CUfunction function, const Problem& p, con
                 CUdeviceptr error_record, CUstream stream) {
   const TmaSchedule& s = plan.tma;
   for (const LaunchSlice& slice : plan.launches) {
-    CUtensorMap map = slice_src_map(api, p, slice, s.box_elems, 1);
-    SliceArguments a = slice_arguments(p, slice);
-    uint64_t out_rows = p.out_rows;
-    uint32_t cols = static_cast<uint32_t>(p.cols);
-    uint32_t chunk_elems = s.chunk_elems;
-    uint32_t chunks_per_row = s.chunks_per_row;
-    uint32_t box_elems = s.box_elems;
-    uint32_t stages = s.stages;
-    uint64_t record = error_record;
-    uint32_t prefetch_out = s.prefetch_out ? 1 : 0;
-    void* params[] = {&map,        &a.out_ptr, &a.out_stride, &a.index_ptr, &a.rows,
-                      &a.row_base, &out_rows,  &cols,         &chunk_elems, &chunks_per_row,
-                      &box_elems,  &stages,    &record,       &prefetch_out};
-    launch(api, function, slice, plan.threads_per_cta, s.shared_bytes, stream, params);
+    const SliceArguments a = slice_arguments(p, slice);
+    RowTmaReduceParams k{};
+    k.src_map = slice_src_map(api, p, slice, s.box_elems, 1);
+    k.out_ptr = a.out_ptr;
+    k.out_row_stride_bytes = a.out_stride;
+    k.index_ptr = a.index_ptr;
+    k.rows = a.rows;
+    k.row_base = a.row_base;
+    k.out_rows = p.out_rows;
+    k.cols = static_cast<uint32_t>(p.cols);
+    k.chunk_elems = s.chunk_elems;
+    k.chunks_per_row = s.chunks_per_row;
+    k.box_elems = s.box_elems;
+    k.stages = s.stages;
+    k.error_record = error_record;
+    k.prefetch_out = s.prefetch_out ? 1 : 0;
+    launch(api, function, slice, plan.threads_per_cta, s.shared_bytes, stream, k.packed().data());
   }
 }
 
@@ -76,18 +80,23 @@ void launch_red(const DriverApi& api, CUfunction function, const Problem& p, con
                 CUdeviceptr error_record, CUstream stream) {
   const RedSchedule& s = plan.red;
   for (const LaunchSlice& slice : plan.launches) {
-    SliceArguments a = slice_arguments(p, slice);
-    uint64_t out_rows = p.out_rows;
-    uint64_t cols = p.cols;
-    uint64_t vectors_per_row = s.vectors_per_row;
-    uint32_t lanes_log2 = s.lanes_per_row_log2;
-    uint64_t record = error_record;
-    uint32_t prefetch_out = s.prefetch_out ? 1 : 0;
-    float out_keep_fraction = static_cast<float>(s.out_keep_percent) / 100.0f;
-    void* params[] = {&a.out_ptr,  &a.out_stride, &a.src_ptr, &a.src_stride,    &a.index_ptr, &a.rows,
-                      &a.row_base, &out_rows,     &cols,      &vectors_per_row, &lanes_log2,  &record,
-                      &prefetch_out, &out_keep_fraction};
-    launch(api, function, slice, plan.threads_per_cta, 0, stream, params);
+    const SliceArguments a = slice_arguments(p, slice);
+    RowRedParams k{};
+    k.out_ptr = a.out_ptr;
+    k.out_row_stride_bytes = a.out_stride;
+    k.src_ptr = a.src_ptr;
+    k.src_row_stride_bytes = a.src_stride;
+    k.index_ptr = a.index_ptr;
+    k.rows = a.rows;
+    k.row_base = a.row_base;
+    k.out_rows = p.out_rows;
+    k.cols = p.cols;
+    k.vectors_per_row = s.vectors_per_row;
+    k.lanes_per_row_log2 = s.lanes_per_row_log2;
+    k.error_record = error_record;
+    k.prefetch_out = s.prefetch_out ? 1 : 0;
+    k.out_keep_fraction = static_cast<float>(s.out_keep_percent) / 100.0f;
+    launch(api, function, slice, plan.threads_per_cta, 0, stream, k.packed().data());
   }
 }
 
@@ -95,23 +104,25 @@ void launch_private(const DriverApi& api, CUfunction function, const Problem& p,
                     CUdeviceptr error_record, CUstream stream) {
   const PrivateSchedule& s = plan.priv;
   for (const LaunchSlice& slice : plan.launches) {
-    CUtensorMap map = slice_src_map(api, p, slice, s.slice_elems, kPrivateRowsPerStage);
-    SliceArguments a = slice_arguments(p, slice);
-    uint32_t out_rows = static_cast<uint32_t>(p.out_rows);
-    uint32_t cols = static_cast<uint32_t>(p.cols);
-    uint32_t slice_elems = s.slice_elems;
-    uint32_t stages = s.stages;
-    uint32_t staging_offset = s.staging_offset;
-    uint32_t flags_offset = s.flags_offset;
-    uint32_t ring_offset = s.ring_offset;
-    uint32_t index_offset = s.index_offset;
-    uint32_t barrier_offset = s.barrier_offset;
-    uint64_t record = error_record;
-    void* params[] = {&map,           &a.out_ptr,     &a.out_stride, &a.index_ptr,   &a.rows,
-                      &a.row_base,    &out_rows,      &cols,         &slice_elems,   &stages,
-                      &staging_offset, &flags_offset, &ring_offset,  &index_offset,  &barrier_offset,
-                      &record};
-    launch(api, function, slice, plan.threads_per_cta, s.shared_bytes, stream, params);
+    const SliceArguments a = slice_arguments(p, slice);
+    RowPrivateParams k{};
+    k.src_map = slice_src_map(api, p, slice, s.slice_elems, kPrivateRowsPerStage);
+    k.out_ptr = a.out_ptr;
+    k.out_row_stride_bytes = a.out_stride;
+    k.index_ptr = a.index_ptr;
+    k.rows = a.rows;
+    k.row_base = a.row_base;
+    k.out_rows = static_cast<uint32_t>(p.out_rows);
+    k.cols = static_cast<uint32_t>(p.cols);
+    k.slice_elems = s.slice_elems;
+    k.stages = s.stages;
+    k.staging_offset = s.staging_offset;
+    k.flags_offset = s.flags_offset;
+    k.ring_offset = s.ring_offset;
+    k.index_offset = s.index_offset;
+    k.barrier_offset = s.barrier_offset;
+    k.error_record = error_record;
+    launch(api, function, slice, plan.threads_per_cta, s.shared_bytes, stream, k.packed().data());
   }
 }
 

@@ -1,5 +1,6 @@
-// Launching a plan: tensor maps encoded per launch slice, parameters packed
-// in the order of the manifest, cuLaunchKernel on the caller's stream.
+// Launching a plan: tensor maps encoded per launch slice, each kernel's
+// argument struct (kernel_params.hpp) filled by name, cuLaunchKernel on the
+// caller's stream.
 // No allocation, no synchronisation: capturable in a CUDA graph.
 #pragma once
 

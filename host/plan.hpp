@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_constants.hpp"
 #include "kernel_manifest.hpp"
 #include "problem.hpp"
 
@@ -33,10 +34,7 @@ constexpr uint64_t kMaxTmaRowsPerLaunch = (uint64_t{1} << 31) - 1;
 constexpr uint64_t kMaxTmaCols = (uint64_t{1} << 31) - 1;
 constexpr uint32_t kMaxBoxElems = 256;          // tensor-map boxDim limit
 constexpr uint64_t kMaxTensorMapStride = uint64_t{1} << 40;
-constexpr uint32_t kRedThreadsPerCta = 256;
 constexpr uint32_t kPrivateMaxConsumerWarps = 8;  // plus one producer warp
-constexpr uint32_t kPrivateRowsPerStage = 16;     // ROWS_PER_STAGE in gen/private_snippets.py
-constexpr uint32_t kPrivateIndexSlotBytes = 128;  // INDEX_SLOT_BYTES there
 constexpr uint64_t kPrivateMaxTargets = 4096;
 // The privatised path's launches start on whole stages, below 2^31 rows.
 constexpr uint64_t kMaxPrivateRowsPerLaunch = kMaxTmaRowsPerLaunch / kPrivateRowsPerStage * kPrivateRowsPerStage;
@@ -52,11 +50,6 @@ struct TmaSchedule {
   uint32_t shared_bytes = 0;    // dynamic shared memory per CTA
   bool prefetch_out = false;    // prefetch each pair's out chunk into L2 with its load
 };
-
-// Whole vectors a lane of the red row loop loads before their reds, and
-// the consecutive rows of one batch of its short-row loop (ROWS_IN_FLIGHT in
-// gen/red_snippets.py; the manifest test checks the PTX).
-inline constexpr uint64_t kRedBatchVectors = 4;
 
 struct RedSchedule {
   uint32_t vector_bytes = 0;         // bytes per lane access

@@ -40,13 +40,13 @@ bool red_takes_short_row_loop(const Problem& p, const RedSchedule& s) {
 }
 
 // Whether the row loop's lanes load whole vectors in batches
-// (kRedBatchVectors at a time, v, v + step, ...): at least one lane has a
+// (kRedRowBatchVectors at a time, v, v + step, ...): at least one lane has a
 // whole batch (every_lane false) or every lane has (every_lane true).
 bool red_row_loop_batches(const Problem& p, const RedSchedule& s, bool every_lane) {
   if (red_takes_short_row_loop(p, s)) return false;
   const uint64_t whole_vectors = p.cols / (s.vector_bytes / p.elem_bytes);
   const uint64_t step = uint64_t{s.grid_y} << s.lanes_per_row_log2;
-  const uint64_t needed = every_lane ? kRedBatchVectors * step : (kRedBatchVectors - 1) * step + 1;
+  const uint64_t needed = every_lane ? kRedRowBatchVectors * step : (kRedRowBatchVectors - 1) * step + 1;
   return whole_vectors >= needed;
 }
 
@@ -119,13 +119,13 @@ RedSchedule red_schedule(const Problem& p, const DeviceLimits& device, uint64_t&
   const uint64_t groups_per_cta = kRedThreadsPerCta >> s.lanes_per_row_log2;
   const uint64_t resident = uint64_t{device.sm_count} * (device.max_threads_per_sm / kRedThreadsPerCta);
   // A group takes one row at a time, or in the short-row loop a batch of
-  // kRedBatchVectors consecutive rows (grid_y is still 1 here, and stays 1
+  // kRedShortRowsPerBatch consecutive rows (grid_y is still 1 here, and stays 1
   // for the rows that loop takes: they fit one CTA). That loop's grid is two
   // waves of the CTAs an SM holds; longer rows keep two of the thread
   // limit's, the grids (along y too) that their figures and the path
   // choice below were measured on.
   const bool short_rows = red_takes_short_row_loop(p, s);
-  const uint64_t units = short_rows ? ceil_div(p.src_rows, kRedBatchVectors) : p.src_rows;
+  const uint64_t units = short_rows ? ceil_div(p.src_rows, kRedShortRowsPerBatch) : p.src_rows;
   const uint64_t most_ctas = short_rows ? 2 * uint64_t{device.sm_count} * red_ctas_per_sm(p, s, device) : 2 * resident;
   grid_x = std::max<uint64_t>(1, std::min({ceil_div(units, groups_per_cta), most_ctas, device.max_grid_x}));
   // Few, long rows: spread each row's vectors over CTAs along y as well.

@@ -16,7 +16,8 @@ using scatterptx::detail::KernelFamily;
 using scatterptx::detail::kKernelImages;
 using scatterptx::detail::kKernelVariantCount;
 using scatterptx::detail::kKernelVariants;
-using scatterptx::detail::kRedBatchVectors;
+using scatterptx::detail::kRedRowBatchVectors;
+using scatterptx::detail::kRedShortRowsPerBatch;
 using scatterptx::detail::kRedThreadsPerCta;
 
 TEST(KernelManifest, HasEveryDtypeIndexAndPathVariant) {
@@ -41,7 +42,7 @@ size_t occurrences(const std::string& text, const std::string& needle) {
   return count;
 }
 
-// The row loop's batch is as long as the planner counts (kRedBatchVectors):
+// The row loop's batch is as long as the planner counts (kRedRowBatchVectors):
 // its step over the batch, and one out-line prefetch per vector.
 void expect_row_loop_batch_of(uint64_t vectors, const std::string& ptx) {
   const std::string step = "mad.lo.u64          %v, %v_step, " + std::to_string(vectors) + ", %v;";
@@ -58,7 +59,7 @@ void expect_red_bounds_and_runs(const std::string& ptx) {
   const bool wide_lanes = ptx.find("red.global.add.L2::cache_hint.v4") != std::string::npos ||
                           ptx.find("red.global.add.noftz.L2::cache_hint.v4") != std::string::npos;
   EXPECT_EQ(ptx.find(".minnctapersm 3") != std::string::npos, wide_lanes);
-  EXPECT_EQ(occurrences(ptx, "setp.eq.and.u64     %merge"), kRedBatchVectors - 1);
+  EXPECT_EQ(occurrences(ptx, "setp.eq.and.u64     %merge"), kRedShortRowsPerBatch - 1);
 }
 
 // The red kernel's L2 priorities: from the policies' creation to the row
@@ -108,7 +109,7 @@ TEST(KernelManifest, EveryVariantIsAssembledForSm90WithItsPtx) {
     } else if (variant.family == KernelFamily::row_red) {
       EXPECT_NE(ptx.find("red.global.add"), std::string::npos);
       expect_short_row_loop_alone_hinted(ptx);
-      expect_row_loop_batch_of(kRedBatchVectors, ptx);
+      expect_row_loop_batch_of(kRedRowBatchVectors, ptx);
       expect_red_bounds_and_runs(ptx);
     } else if (variant.family == KernelFamily::index_record_take) {
       EXPECT_NE(ptx.find("atom.global.exch.b64"), std::string::npos);
