@@ -35,7 +35,7 @@ def vector_regs(dtype):
 RED_SHORT_ROWS_PER_BATCH = 4
 # Whole vectors a lane of the row loop loads before their reds: the host's
 # kRedRowBatchVectors. One number with the above: the row loop reuses the
-# short-row loop's registers and the template spells both {{ROWS_IN_FLIGHT}}.
+# short-row loop's registers.
 RED_ROW_BATCH_VECTORS = RED_SHORT_ROWS_PER_BATCH
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import group_snippets as group
 import segment_snippets as segment
 from private_snippets import private_substitutions
-from red_snippets import (RED_SHORT_ROWS_PER_BATCH, RED_VECTOR_BYTES, cta_bounds, inflight_preload, inflight_loads, inflight_reds,
+from red_snippets import (RED_ROW_BATCH_VECTORS, RED_SHORT_ROWS_PER_BATCH, RED_VECTOR_BYTES, cta_bounds, inflight_preload, inflight_loads, inflight_reds,
                           inflight_regs, row_vector_batch, scalar_add, vector_add, vector_regs)
 
 
@@ -94,7 +94,8 @@ def variants():
                                                    + vector_regs(dtype),
                                         VECTOR_ADD=body,
                                         SCALAR_ADD=scalar_add(dtype),
-                                        ROWS_IN_FLIGHT=str(RED_SHORT_ROWS_PER_BATCH),
+                                        SHORT_ROWS_PER_BATCH=str(RED_SHORT_ROWS_PER_BATCH),
+                                        ROW_BATCH_VECTORS=str(RED_ROW_BATCH_VECTORS),
                                         INFLIGHT_REGS=inflight_regs(dtype, vector_bytes, index),
                                         INFLIGHT_PRELOAD=inflight_preload(index),
                                         INFLIGHT_LOADS=inflight_loads(dtype, vector_bytes, index),
