@@ -1,27 +1,61 @@
-# Front door over CMake: `make` builds (Release), `make test` runs the test
-# suite, `make bench` runs the benchmark on the GPU.
+# Front door over CMake: `make` builds everything (Release), `make test`
+# builds what the tests need and runs them, `make bench` runs the benchmark
+# on the GPU, `make install` installs the library (PREFIX, default the
+# configured prefix: /usr/local unless CMAKE_ARGS set another).
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 GENERATOR := $(shell command -v ninja >/dev/null 2>&1 && echo Ninja || echo "Unix Makefiles")
+PYTHON ?= python3
+# Extra configure arguments, e.g. CMAKE_ARGS=-DCUDAToolkit_ROOT=/opt/cuda
+CMAKE_ARGS ?=
+# Extra ctest arguments for `make test`, e.g. CTEST_ARGS="-R NoDriver"
+CTEST_ARGS ?=
+BENCH_ARGS ?=
+PREFIX ?=
+
+# scatterptx-bench's exit status when there is no usable GPU.
+BENCH_EXIT_NO_GPU := 2
 
 .PHONY: all configure test bench install clean
 
 all: configure
 	cmake --build $(BUILD_DIR) --parallel $(JOBS)
 
+# Configures when the build directory has no build system yet, which covers
+# a configure that stopped with an error: the next `make` runs it again (with
+# the generator that configure recorded in its cache).
 configure:
-	@test -f $(BUILD_DIR)/CMakeCache.txt || \
-		cmake -S . -B $(BUILD_DIR) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=$(BUILD_TYPE)
+	@if [ -f $(BUILD_DIR)/build.ninja ] || [ -f $(BUILD_DIR)/Makefile ]; then :; \
+	elif [ -f $(BUILD_DIR)/CMakeCache.txt ]; then \
+		cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS); \
+	else \
+		cmake -S . -B $(BUILD_DIR) -G "$(GENERATOR)" -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_ARGS); \
+	fi
 
-test: all
-	ctest --test-dir $(BUILD_DIR) --output-on-failure
+# The configure writes tests_off.txt, with the reason, when it left the tests out.
+test: configure
+	@if [ -f $(BUILD_DIR)/tests_off.txt ]; then \
+		echo "make test: the tests are off: $$(cat $(BUILD_DIR)/tests_off.txt). Nothing was tested."; \
+		exit 1; \
+	fi
+	cmake --build $(BUILD_DIR) --parallel $(JOBS) --target scatterptx_test_programs
+	@$(PYTHON) scripts/run_tests.py $(BUILD_DIR) $(CTEST_ARGS)
 
-bench: all
-	$(BUILD_DIR)/bench/scatterptx-bench $(BENCH_ARGS)
+# Without a GPU the bench says why and nothing is measured: that is not a
+# build failure, so it ends `make bench` with status 0.
+bench: configure
+	cmake --build $(BUILD_DIR) --parallel $(JOBS) --target scatterptx-bench
+	@$(BUILD_DIR)/bench/scatterptx-bench $(BENCH_ARGS); status=$$?; \
+	if [ $$status -eq $(BENCH_EXIT_NO_GPU) ]; then \
+		echo "make bench: nothing measured, no usable GPU on this machine (see above)."; \
+	else \
+		exit $$status; \
+	fi
 
-install: all
-	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+install: configure
+	cmake --build $(BUILD_DIR) --parallel $(JOBS) --target scatterptx
+	cmake --install $(BUILD_DIR) $(if $(PREFIX),--prefix $(PREFIX))
 
 clean:
 	rm -rf $(BUILD_DIR)

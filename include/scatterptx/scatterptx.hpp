@@ -2,6 +2,7 @@
 #ifndef SCATTERPTX_SCATTERPTX_HPP
 #define SCATTERPTX_SCATTERPTX_HPP
 
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -37,14 +38,16 @@ struct Matrix {
   int64_t row_stride;
 };
 
-// out[index[i], :] += src[i, :]; index holds src.rows entries.
-inline void scatter_add(Matrix<void*> out, Matrix<const void*> src, scatterptx_dtype dtype,
-                        const void* index, scatterptx_index_type index_type, CUstream stream,
-                        scatterptx_index_check check = SCATTERPTX_INDEX_RECORD) {
+// The C ABI's arguments for out[index[i], :] += src[i, :]; index holds
+// src.rows entries. Throws INVALID_ARGUMENT when the column counts differ.
+inline scatterptx_scatter_add_args make_args(Matrix<void*> out, Matrix<const void*> src,
+                                             scatterptx_dtype dtype, const void* index,
+                                             scatterptx_index_type index_type,
+                                             scatterptx_index_check check = SCATTERPTX_INDEX_RECORD) {
   if (out.cols != src.cols) {
     throw Error(SCATTERPTX_ERROR_INVALID_ARGUMENT,
-                "out has " + std::to_string(out.cols) + " columns but src has " +
-                    std::to_string(src.cols));
+                std::string(scatterptx_status_name(SCATTERPTX_ERROR_INVALID_ARGUMENT)) + ": out has " +
+                    std::to_string(out.cols) + " columns but src has " + std::to_string(src.cols));
   }
   scatterptx_scatter_add_args args;
   scatterptx_scatter_add_args_init(&args);
@@ -59,8 +62,114 @@ inline void scatter_add(Matrix<void*> out, Matrix<const void*> src, scatterptx_d
   args.index = index;
   args.index_type = index_type;
   args.index_check = check;
+  return args;
+}
+
+// out[index[i], :] += src[i, :]; index holds src.rows entries.
+inline void scatter_add(Matrix<void*> out, Matrix<const void*> src, scatterptx_dtype dtype,
+                        const void* index, scatterptx_index_type index_type, CUstream stream,
+                        scatterptx_index_check check = SCATTERPTX_INDEX_RECORD) {
+  const scatterptx_scatter_add_args args = make_args(out, src, dtype, index, index_type, check);
   throw_on_error(scatterptx_scatter_add(&args, stream));
 }
+
+// Grouped-execution options: AUTO, not deterministic, the planner's warps.
+inline scatterptx_group_options group_options(scatterptx_mode mode = SCATTERPTX_MODE_AUTO,
+                                              bool deterministic = false,
+                                              uint32_t warps_per_cta = 0) {
+  scatterptx_group_options options;
+  scatterptx_group_options_init(&options);
+  options.mode = mode;
+  options.deterministic = deterministic ? 1 : 0;
+  options.warps_per_cta = warps_per_cta;
+  return options;
+}
+
+// Bytes of device workspace a plan (or a grouped call) for args needs.
+inline size_t plan_workspace_size(const scatterptx_scatter_add_args& args,
+                                  const scatterptx_group_options& options = group_options()) {
+  size_t bytes = 0;
+  throw_on_error(scatterptx_plan_workspace_size(&args, &options, &bytes));
+  return bytes;
+}
+
+// Groups, then adds, in one stream-ordered call; workspace holds
+// plan_workspace_size(args, options) bytes (nullptr when that is 0).
+inline void scatter_add_grouped(const scatterptx_scatter_add_args& args, void* workspace,
+                                size_t workspace_bytes, CUstream stream,
+                                const scatterptx_group_options& options = group_options()) {
+  throw_on_error(scatterptx_scatter_add_grouped(&args, &options, workspace, workspace_bytes, stream));
+}
+
+// Owns a scatterptx_plan: the grouping of one index, executed many times on
+// new out and src. Move-only; an empty Plan (default-constructed or moved
+// from) holds no handle, and executing or describing it throws.
+//
+// The destructor cannot throw, so it ignores what scatterptx_plan_destroy
+// returns (a failed cuMemFree of the plan's own workspace: the handle is
+// freed regardless). Call destroy() to see that error.
+class Plan {
+ public:
+  Plan() noexcept = default;
+
+  // Validates args, builds the grouping of args.index on stream and
+  // synchronises it. workspace nullptr: the plan allocates its own; else a
+  // 256-byte aligned device allocation of plan_workspace_size() bytes that
+  // outlives the plan.
+  explicit Plan(const scatterptx_scatter_add_args& args, CUstream stream,
+                const scatterptx_group_options& options = group_options(),
+                void* workspace = nullptr, size_t workspace_bytes = 0) {
+    throw_on_error(
+        scatterptx_plan_create(&args, &options, workspace, workspace_bytes, stream, &handle_));
+  }
+
+  ~Plan() { (void)scatterptx_plan_destroy(handle_); }
+
+  Plan(Plan&& other) noexcept : handle_(other.release()) {}
+  Plan& operator=(Plan&& other) noexcept {
+    if (this != &other) {
+      (void)scatterptx_plan_destroy(handle_);
+      handle_ = other.release();
+    }
+    return *this;
+  }
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+
+  // out[index[i], :] += src[i, :] with the plan's index, for out and src of
+  // the shapes, strides and alignment given at construction. Stream-ordered;
+  // executes of one plan share its workspace, so order them (events).
+  void execute(void* out, const void* src, CUstream stream) {
+    throw_on_error(scatterptx_plan_execute(handle_, out, src, stream));
+  }
+
+  // "mode=segmented passes=3 ...".
+  std::string describe() const {
+    char buffer[1024] = {};
+    throw_on_error(scatterptx_plan_describe(handle_, buffer, sizeof buffer));
+    return buffer;
+  }
+
+  // Frees the plan now and throws if that failed; the Plan is empty after
+  // either way. No execute of it may still be running.
+  void destroy() {
+    scatterptx_plan handle = release();
+    throw_on_error(scatterptx_plan_destroy(handle));
+  }
+
+  // Gives up ownership: the caller destroys the handle.
+  scatterptx_plan release() noexcept {
+    scatterptx_plan handle = handle_;
+    handle_ = nullptr;
+    return handle;
+  }
+
+  scatterptx_plan get() const noexcept { return handle_; }
+  explicit operator bool() const noexcept { return handle_ != nullptr; }
+
+ private:
+  scatterptx_plan handle_ = nullptr;
+};
 
 inline void prepare() { throw_on_error(scatterptx_prepare()); }
 
