@@ -32,7 +32,7 @@ constexpr uint64_t kCols[] = {1,   2,    3,    4,    5,    8,     12,    16,    
                               33,  48,   64,   100,  127,  128,   256,   257,   384,    512,
                               1000, 1024, 2047, 2048, 4096, 8192, 16000, 65536, 640001, uint64_t{1} << 20};
 constexpr uint64_t kSrcRows[] = {0, 1, 100, 65536, 4000000, (uint64_t{1} << 31) + 5};
-constexpr uint64_t kOutRows[] = {1, 100, 4096, 1000000, 1720000, uint64_t{1} << 26};
+constexpr uint64_t kOutRows[] = {1, 100, 4096, 65536, 1000000, 1720000, uint64_t{1} << 26};
 constexpr scatterptx_index_type kIndexTypes[] = {SCATTERPTX_INDEX_INT32, SCATTERPTX_INDEX_INT64};
 constexpr scatterptx_path kPaths[] = {SCATTERPTX_PATH_AUTO, SCATTERPTX_PATH_RED, SCATTERPTX_PATH_TMA,
                                       SCATTERPTX_PATH_PRIVATE};
