@@ -3,28 +3,12 @@
 #include <algorithm>
 
 #include "errors.hpp"
+#include "heuristics.hpp"
 
 namespace scatterptx::detail {
 namespace {
 
-constexpr uint32_t kDefaultSummingWarps = 8;
-// Warps the summing kernels aim for: enough 2 KB row groups in flight to
-// cover DRAM latency on a Hopper-class GPU; a fixed number, so that the plan
-// (and the result) does not depend on the device.
-constexpr uint64_t kTargetSummingWarps = 4096;
-// AUTO takes SEGMENTED from this row size up: below it most lanes of a
-// summing warp would idle, and the streaming red path is already close to
-// its floor on short rows.
-constexpr uint64_t kSegmentedMinRowBytes = 256;
-// AUTO keeps streaming when out fits comfortably in L2 and targets are not
-// hot: the reductions then stay on chip and grouping only adds the sort.
-constexpr uint64_t kL2ResidentOutBytes = 16ull << 20;
-constexpr uint64_t kHotDuplicates = 64;
-// AUTO keeps streaming for fewer source rows than this: the summing grid is
-// one warp per 256 rows, too thin to fill the GPU even when spread along the
-// rows, while the streaming TMA path spreads few long rows over every SM
-// (100 x 640000 f32: 0.23 ms streaming, 0.36 ms segmented).
-constexpr uint64_t kSegmentedMinRows = uint64_t{1} << 16;
+constexpr uint64_t kMaxGridY = 65535;  // CUDA's limit on gridDim.y
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 uint64_t align_up(uint64_t value, uint64_t alignment) { return ceil_div(value, alignment) * alignment; }
@@ -46,12 +30,18 @@ uint32_t bit_width(uint64_t value) {
   return bits;
 }
 
+// Why AUTO keeps streaming, or "" for SEGMENTED (docs/tuning.md#grouped-auto).
 std::string auto_reason(const Problem& p) {
   if (!segmented_ineligibility(p).empty()) return "segmented ineligible: " + segmented_ineligibility(p);
-  if (p.row_bytes() < kSegmentedMinRowBytes) return "rows under 256 bytes";
-  if (p.src_rows < kSegmentedMinRows) return "fewer than 65536 source rows";
+  if (p.row_bytes() < heuristics::grouped::kSegmentedMinRowBytes) {
+    return "rows under " + std::to_string(heuristics::grouped::kSegmentedMinRowBytes) + " bytes";
+  }
+  if (p.src_rows < heuristics::grouped::kSegmentedMinRows) {
+    return "fewer than " + std::to_string(heuristics::grouped::kSegmentedMinRows) + " source rows";
+  }
   if (!vector_aligned(p)) return "rows, strides or pointers not 16-byte aligned";
-  if (p.out_rows * p.row_bytes() <= kL2ResidentOutBytes && p.src_rows <= kHotDuplicates * p.out_rows) {
+  const bool out_in_l2 = p.out_rows * p.row_bytes() <= heuristics::grouped::kL2ResidentOutBytes;
+  if (out_in_l2 && p.src_rows <= heuristics::grouped::kHotRowsPerTarget * p.out_rows) {
     return "out fits in L2 and targets are not hot";
   }
   return "";
@@ -164,13 +154,16 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o) {
     ++plan.combine_levels;
   }
   plan.partial_stride = align_up(p.cols * acc_bytes(p.dtype), kLaneSliceBytes);
-  plan.summing_warps = o.warps_per_cta != 0 ? o.warps_per_cta : kDefaultSummingWarps;
+  plan.summing_warps = o.warps_per_cta != 0 ? o.warps_per_cta : heuristics::grouped::kSummingWarps;
   plan.summing_grid_x = ceil_div(plan.segment_tiles, plan.summing_warps);
   plan.combine_grid_x = ceil_div(plan.segment_tiles, uint64_t{kCombineTilesPerWarp} * plan.summing_warps);
   const uint64_t lane_elems = plan.vectorized ? kLaneSliceBytes / p.elem_bytes : 1;
   const uint64_t chunks = std::max<uint64_t>(1, ceil_div(p.cols, 32 * lane_elems));
-  const uint64_t want_y = ceil_div(kTargetSummingWarps, std::max<uint64_t>(1, plan.segment_tiles));
-  plan.summing_grid_y = static_cast<uint32_t>(std::min<uint64_t>({chunks, want_y, 65535}));
+  // Spread along the rows up to the warps the summing grid aims for
+  // (docs/tuning.md#grouped-summing-grid).
+  const uint64_t want_y =
+      ceil_div(heuristics::grouped::kTargetSummingWarps, std::max<uint64_t>(1, plan.segment_tiles));
+  plan.summing_grid_y = static_cast<uint32_t>(std::min<uint64_t>({chunks, want_y, kMaxGridY}));
 
   const unsigned slice = plan.vectorized ? kLaneSliceBytes : static_cast<unsigned>(p.elem_bytes);
   plan.segment_sum_variant = find_variant(KernelFamily::group_segment_sum, p.dtype, SCATTERPTX_INDEX_INT32, slice);

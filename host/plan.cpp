@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "errors.hpp"
+#include "heuristics.hpp"
 #include "plan_math.hpp"
 #include "plan_private.hpp"
 #include "plan_red.hpp"
@@ -10,29 +11,13 @@
 namespace scatterptx::detail {
 namespace {
 
-// Default TMA schedule. On a uniform scatter the DRAM read-modify-write of
-// out dominates and the pipeline shape barely matters (bench/results/ holds
-// the sweeps), so these favour few bulk operations per byte and enough
-// workers per SM to keep loads in flight.
-constexpr uint32_t kDefaultChunkBytes = 2048;
-constexpr uint32_t kDefaultStages = 4;
-constexpr uint32_t kDefaultWarpsPerCta = 4;
-constexpr uint32_t kDefaultCtasPerSm = 8;
-// Rows of this many bytes (one chunk each) reduce faster when their out chunk
-// is prefetched into L2 with the src load: on the H200, uniform targets,
-// 512-byte f32 rows 3.503 -> 3.116 ms, 1 KB f32 3.535 -> 3.339, 1 KB f64
-// 1.766 -> 1.662; sorted targets lose a little (512 B 2.170 -> 2.223, 1 KB
-// 2.168 -> 2.178). Outside the range it lost: 256-byte rows 0.92 -> 1.05 ms
-// (the extra bulk operation per pair costs more than the fill it hides),
-// 2 KB rows 1-4% (bench/results/2026-12-03-h200-seed-and-out-prefetch.md).
-constexpr uint64_t kPrefetchMinRowBytes = 512;
-constexpr uint64_t kPrefetchMaxRowBytes = 1024;
-
+// The caller's schedule fields where set, heuristics::tma's defaults where 0.
 TmaSchedule plan_tma_schedule(const Problem& p, const DeviceLimits& device) {
   const scatterptx_schedule& want = p.schedule;
   const uint32_t elem = static_cast<uint32_t>(p.elem_bytes);
   const uint32_t cols = static_cast<uint32_t>(p.cols);
-  const uint32_t chunk_target = std::max<uint32_t>(pick(want.chunk_bytes, kDefaultChunkBytes) / elem,
+  // A chunk is at least 16 bytes, the bulk copies' granule.
+  const uint32_t chunk_target = std::max<uint32_t>(pick(want.chunk_bytes, heuristics::tma::kChunkBytes) / elem,
                                                    16 / elem);
   TmaSchedule s;
   // Every candidate is a multiple of 16 bytes: cols * elem (eligibility),
@@ -42,8 +27,8 @@ TmaSchedule plan_tma_schedule(const Problem& p, const DeviceLimits& device) {
       std::max<uint32_t>(1, std::min<uint64_t>(chunk_target / s.box_elems, ceil_div(cols, s.box_elems)));
   s.chunk_elems = s.box_elems * boxes_per_chunk;
   s.chunks_per_row = static_cast<uint32_t>(ceil_div(cols, s.chunk_elems));
-  s.stages = pick(want.stages, kDefaultStages);
-  s.warps_per_cta = pick(want.warps_per_cta, kDefaultWarpsPerCta);
+  s.stages = pick(want.stages, heuristics::tma::kStages);
+  s.warps_per_cta = pick(want.warps_per_cta, heuristics::tma::kWarpsPerCta);
   s.stage_bytes = static_cast<uint32_t>(ceil_div(uint64_t{s.chunk_elems} * elem, kSmemStageAlign) *
                                         kSmemStageAlign);
   s.shared_bytes = tma_shared_bytes(s.stage_bytes, s.stages, s.warps_per_cta);
@@ -55,9 +40,10 @@ TmaSchedule plan_tma_schedule(const Problem& p, const DeviceLimits& device) {
   const uint32_t fit_shared = device.max_shared_per_sm / (s.shared_bytes + kSharedReservedPerCta);
   const uint32_t fit_threads = device.max_threads_per_sm / (32 * s.warps_per_cta);
   const uint32_t fit = std::max<uint32_t>(1, std::min({fit_shared, fit_threads, device.max_ctas_per_sm}));
-  s.ctas_per_sm = std::min(pick(want.ctas_per_sm, kDefaultCtasPerSm), fit);
-  s.prefetch_out = s.chunks_per_row == 1 && p.row_bytes() >= kPrefetchMinRowBytes &&
-                   p.row_bytes() <= kPrefetchMaxRowBytes;
+  s.ctas_per_sm = std::min(pick(want.ctas_per_sm, heuristics::tma::kCtasPerSm), fit);
+  // docs/tuning.md#tma-out-prefetch
+  s.prefetch_out = s.chunks_per_row == 1 && p.row_bytes() >= heuristics::tma::kPrefetchOutMinRowBytes &&
+                   p.row_bytes() <= heuristics::tma::kPrefetchOutMaxRowBytes;
   return s;
 }
 
@@ -140,7 +126,8 @@ Plan make_plan(const Problem& p, const DeviceLimits& device) {
       }
       if (!private_fits) {
         invalid_argument("path = SCATTERPTX_PATH_PRIVATE: " + std::to_string(p.out_rows) +
-                         " accumulator rows of at least " + std::to_string(kPrivateMinSliceElems) +
+                         " accumulator rows of at least " +
+                         std::to_string(heuristics::privatised::kMinSliceElems) +
                          " columns do not fit in shared memory");
       }
       plan_private(p, device, private_fit, plan);

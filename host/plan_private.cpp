@@ -3,19 +3,11 @@
 #include <algorithm>
 #include <string>
 
+#include "heuristics.hpp"
 #include "plan_math.hpp"
 
 namespace scatterptx::detail {
 namespace {
-
-// The privatised path: stages of kPrivateRowsPerStage rows in flight per CTA,
-// and (row, vector) items per consumer lane and stage.
-constexpr uint32_t kPrivateStages = 3;
-constexpr uint32_t kPrivateItemsPerLane = 4;
-constexpr uint32_t kPrivateCtasPerSm = 3;
-// AUTO privatises when there are at least this many source rows per partial
-// sum the CTAs flush.
-constexpr uint64_t kPrivateRowsPerPartial = 8;
 
 // The widest slice that fits `limit` bytes of shared memory and one tensor
 // box (256 columns): all columns when they fit, else the widest multiple of
@@ -36,8 +28,8 @@ PrivateSchedule widest_private_slice(const Problem& p, uint32_t stages, uint32_t
 
 // Threads of a privatised CTA: consumer warps and one producer warp. A
 // stage is kPrivateRowsPerStage x (slice columns / vector) items of 16
-// bytes of accumulators; each consumer lane takes kPrivateItemsPerLane of
-// them, two at a time. A schedule's warps_per_cta sets the consumer warps
+// bytes of accumulators; each consumer lane takes
+// heuristics::privatised::kItemsPerLane of them, two at a time. A schedule's warps_per_cta sets the consumer warps
 // instead.
 uint32_t private_threads(const Problem& p, uint32_t slice_elems) {
   uint64_t consumers = p.schedule.warps_per_cta;
@@ -46,7 +38,8 @@ uint32_t private_threads(const Problem& p, uint32_t slice_elems) {
     const uint64_t accumulator_bytes = p.dtype == SCATTERPTX_F64 ? 8 : 4;
     const uint64_t vector_elems = 16 / accumulator_bytes;
     const uint64_t items = uint64_t{kPrivateRowsPerStage} * slice_elems / vector_elems;
-    consumers = std::clamp<uint64_t>(ceil_div(items, 32 * kPrivateItemsPerLane), 1, kPrivateMaxConsumerWarps);
+    const uint64_t wanted = ceil_div(items, 32 * heuristics::privatised::kItemsPerLane);
+    consumers = std::clamp<uint64_t>(wanted, 1, kPrivateMaxConsumerWarps);
   }
   return static_cast<uint32_t>(32 * (consumers + 1));
 }
@@ -55,13 +48,14 @@ uint32_t private_threads(const Problem& p, uint32_t slice_elems) {
 
 // A CTA of the privatised path is one ring of stages; its consumers wait on
 // each stage's data, so latency is hidden by several CTAs per SM: take the
-// widest slice that lets kPrivateCtasPerSm of them share an SM, and one CTA
-// per SM only when not even kPrivateMinSliceElems columns fit that way.
+// widest slice that lets heuristics::privatised::kCtasPerSm of them share an
+// SM, and one CTA per SM only when not even kMinSliceElems columns fit that
+// way (docs/tuning.md#private-schedule).
 bool fit_private(const Problem& p, const DeviceLimits& device, PrivateSchedule* out) {
-  const uint32_t stages = pick(p.schedule.stages, kPrivateStages);
-  const uint64_t narrowest = std::min<uint64_t>(p.cols, kPrivateMinSliceElems);
-  const uint32_t shared_limit = std::min(device.max_shared_per_block,
-                                         device.max_shared_per_sm / kPrivateCtasPerSm - kSharedReservedPerCta);
+  const uint32_t stages = pick(p.schedule.stages, heuristics::privatised::kStages);
+  const uint64_t narrowest = std::min<uint64_t>(p.cols, heuristics::privatised::kMinSliceElems);
+  const uint32_t shared_per_cta = device.max_shared_per_sm / heuristics::privatised::kCtasPerSm - kSharedReservedPerCta;
+  const uint32_t shared_limit = std::min(device.max_shared_per_block, shared_per_cta);
   PrivateSchedule s = widest_private_slice(p, stages, shared_limit);
   if (s.slice_elems < narrowest) s = widest_private_slice(p, stages, device.max_shared_per_block);
   const uint64_t slices = s.slice_elems == 0 ? 0 : ceil_div(p.cols, s.slice_elems);
@@ -80,10 +74,11 @@ bool fit_private(const Problem& p, const DeviceLimits& device, PrivateSchedule* 
 // The privatised path reads src once and then reduces each CTA's partial
 // sums, up to (CTAs of a slice) x out_rows rows; the streaming paths do one
 // read-modify-write of out per source row, serialised on hot targets. Take
-// it where the partial sums are few next to the source rows.
+// it where the partial sums are few next to the source rows
+// (docs/tuning.md#private-payoff).
 bool private_pays_off(const Problem& p, const DeviceLimits& device, const PrivateSchedule& s) {
   const uint64_t ctas_per_slice = std::max<uint64_t>(1, uint64_t{device.sm_count} * s.ctas_per_sm / s.slices);
-  return p.out_rows * ctas_per_slice * kPrivateRowsPerPartial <= p.src_rows;
+  return p.out_rows * ctas_per_slice * heuristics::privatised::kRowsPerPartial <= p.src_rows;
 }
 
 void plan_private(const Problem& p, const DeviceLimits& device, const PrivateSchedule& s, Plan& plan) {

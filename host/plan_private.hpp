@@ -10,10 +10,9 @@
 namespace scatterptx::detail {
 
 constexpr uint32_t kPrivateMaxScheduleWarps = 31;  // with the producer, 1024 threads
-constexpr uint32_t kPrivateMinSliceElems = 64;
 
 // The widest schedule that fits, in *out; false when not even a slice of
-// kPrivateMinSliceElems columns (or all of them, when fewer) fits.
+// heuristics::privatised::kMinSliceElems columns (or all of them, when fewer) fits.
 bool fit_private(const Problem& p, const DeviceLimits& device, PrivateSchedule* out);
 
 // Whether AUTO should privatise: few partial sums next to the source rows.

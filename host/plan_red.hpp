@@ -12,7 +12,7 @@ namespace scatterptx::detail {
 void plan_red(const Problem& p, const DeviceLimits& device, Plan& plan);
 
 // Whether the TMA path is the faster streaming path for an input it can take
-// (the measurements are at the definition).
+// (the measurements: docs/tuning.md#red-or-tma).
 bool tma_beats_red(const Problem& p, const DeviceLimits& device);
 
 }  // namespace scatterptx::detail
