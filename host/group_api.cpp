@@ -21,7 +21,7 @@ using namespace scatterptx::detail;
 struct scatterptx_plan_st {
   CUcontext context = nullptr;
   Problem problem;  // as at create: its out and src give the alignment executes keep
-  GroupPlan plan;
+  GroupPlan grouping;
   CUdeviceptr workspace = 0;
   bool owns_workspace = false;
 };
@@ -52,7 +52,7 @@ CUdeviceptr device_address(const void* pointer) {
 
 // Enqueues a STREAMING plan's launch: scatter_add's, RECORD or CHECKED.
 void run_streaming(const DriverApi& api, ContextState& state, const Problem& problem, CUstream stream) {
-  const Plan plan = make_plan(problem, state.limits);
+  const StreamingPlan plan = make_plan(problem, state.limits);
   if (problem.index_check == SCATTERPTX_INDEX_CHECKED) {
     launch_checked(
         api, state, problem, [&](CUdeviceptr slot) { launch_plan(api, state, problem, plan, slot, stream); },
@@ -71,8 +71,8 @@ Problem problem_for_execute(const scatterptx_plan_st& plan, void* out, const voi
   p.out_address = device_address(out);
   p.src_address = device_address(src);
   uint64_t alignment = p.elem_bytes;
-  if (plan.plan.mode == SCATTERPTX_MODE_SEGMENTED && plan.plan.vectorized) alignment = kLaneSliceBytes;
-  if (plan.plan.mode == SCATTERPTX_MODE_STREAMING) {
+  if (plan.grouping.mode == SCATTERPTX_MODE_SEGMENTED && plan.grouping.vectorized) alignment = kLaneSliceBytes;
+  if (plan.grouping.mode == SCATTERPTX_MODE_STREAMING) {
     // The streaming planner picks its path from the pointers themselves.
     alignment = p.elem_bytes;
   }
@@ -114,9 +114,9 @@ scatterptx_status scatterptx_plan_create(const scatterptx_scatter_add_args* args
     *plan_out = nullptr;
     auto made = std::make_unique<scatterptx_plan_st>();
     made->problem = validate_arguments(args);
-    made->plan = make_group_plan(made->problem, validate_group_options(options, made->problem));
-    const bool grouped = made->plan.grouped();
-    if (workspace != nullptr && grouped) require_workspace(made->plan, workspace, workspace_bytes);
+    made->grouping = make_group_plan(made->problem, validate_group_options(options, made->problem));
+    const bool grouped = made->grouping.grouped();
+    if (workspace != nullptr && grouped) require_workspace(made->grouping, workspace, workspace_bytes);
     const DriverApi& api = require_driver();
     ContextState& state = current_context_state(api);
     require_stream_in_context(api, state, stream);
@@ -137,18 +137,18 @@ scatterptx_status scatterptx_plan_create(const scatterptx_scatter_add_args* args
       }
     } owned{api};
     if (workspace == nullptr) {
-      check_driver(api, "cuMemAlloc", api.cuMemAlloc(&owned.address, made->plan.workspace.bytes));
+      check_driver(api, "cuMemAlloc", api.cuMemAlloc(&owned.address, made->grouping.workspace.bytes));
       made->workspace = owned.address;
       made->owns_workspace = true;
     } else {
       made->workspace = device_address(workspace);
     }
-    launch_grouping(api, state, made->problem, made->plan, made->workspace, stream);
+    launch_grouping(api, state, made->problem, made->grouping, made->workspace, stream);
     check_driver(api, "cuStreamSynchronize", api.cuStreamSynchronize(stream));
     if (made->problem.index_check == SCATTERPTX_INDEX_CHECKED) {
       uint64_t bad = kNoPosition;
       check_driver(api, "cuMemcpyDtoH",
-                   api.cuMemcpyDtoH(&bad, made->workspace + made->plan.workspace.plan_error, 8));
+                   api.cuMemcpyDtoH(&bad, made->workspace + made->grouping.workspace.plan_error, 8));
       if (bad != kNoPosition) fail_index_out_of_range(api, made->problem, bad);
     }
     owned.address = 0;  // the plan owns it now
@@ -167,13 +167,13 @@ scatterptx_status scatterptx_plan_execute(scatterptx_plan plan, void* out, const
       invalid_argument("the plan was created in another CUDA context than the current one");
     }
     require_stream_in_context(api, state, stream);
-    if (plan->plan.mode == SCATTERPTX_MODE_STREAMING) {
+    if (plan->grouping.mode == SCATTERPTX_MODE_STREAMING) {
       run_streaming(api, state, problem, stream);
       return;
     }
     // A CHECKED plan's index was found clean at create, so nothing is left to
     // wait for: the record slot only ever sees RECORD plans' positions.
-    launch_grouped_execute(api, state, problem, plan->plan, plan->workspace,
+    launch_grouped_execute(api, state, problem, plan->grouping, plan->workspace,
                            state.index_error_slot(kRecordModeSlot), stream);
   });
 }
@@ -194,7 +194,7 @@ scatterptx_status scatterptx_plan_describe(scatterptx_plan plan, char* buffer, s
     if (buffer == nullptr || buffer_size == 0) invalid_argument("buffer is NULL or buffer_size is 0");
     buffer[0] = '\0';
     if (plan == nullptr) invalid_argument("plan is NULL");
-    const std::string text = plan->plan.describe();
+    const std::string text = plan->grouping.describe();
     const size_t length = std::min(text.size(), buffer_size - 1);
     std::memcpy(buffer, text.data(), length);
     buffer[length] = '\0';

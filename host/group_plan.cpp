@@ -173,7 +173,7 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o) {
 }
 
 std::string GroupPlan::describe() const {
-  // std::to_string, not a stream: see Plan::describe.
+  // std::to_string, not a stream: see StreamingPlan::describe.
   auto field = [](const char* key, uint64_t value) { return std::string(" ") + key + "=" + std::to_string(value); };
   const char* name = mode == SCATTERPTX_MODE_SEGMENTED ? "segmented" : "streaming";
   std::string out = std::string("mode=") + name + field("deterministic", deterministic ? 1 : 0) + " why=\"" +

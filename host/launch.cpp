@@ -52,7 +52,7 @@ CUtensorMap slice_src_map(const DriverApi& api, const Problem& p, const LaunchSl
   return encode_row_tensor_map(api, fields);
 }
 
-void launch_tma(const DriverApi& api, CUfunction function, const Problem& p, const Plan& plan,
+void launch_tma(const DriverApi& api, CUfunction function, const Problem& p, const StreamingPlan& plan,
                 CUdeviceptr error_record, CUstream stream) {
   const TmaSchedule& s = plan.tma;
   for (const LaunchSlice& slice : plan.launches) {
@@ -76,7 +76,7 @@ void launch_tma(const DriverApi& api, CUfunction function, const Problem& p, con
   }
 }
 
-void launch_red(const DriverApi& api, CUfunction function, const Problem& p, const Plan& plan,
+void launch_red(const DriverApi& api, CUfunction function, const Problem& p, const StreamingPlan& plan,
                 CUdeviceptr error_record, CUstream stream) {
   const RedSchedule& s = plan.red;
   for (const LaunchSlice& slice : plan.launches) {
@@ -100,9 +100,9 @@ void launch_red(const DriverApi& api, CUfunction function, const Problem& p, con
   }
 }
 
-void launch_private(const DriverApi& api, CUfunction function, const Problem& p, const Plan& plan,
+void launch_private(const DriverApi& api, CUfunction function, const Problem& p, const StreamingPlan& plan,
                     CUdeviceptr error_record, CUstream stream) {
-  const PrivateSchedule& s = plan.priv;
+  const PrivateSchedule& s = plan.privatised;
   for (const LaunchSlice& slice : plan.launches) {
     const SliceArguments a = slice_arguments(p, slice);
     RowPrivateParams k{};
@@ -128,7 +128,7 @@ void launch_private(const DriverApi& api, CUfunction function, const Problem& p,
 
 }  // namespace
 
-void launch_plan(const DriverApi& api, const ContextState& state, const Problem& problem, const Plan& plan,
+void launch_plan(const DriverApi& api, const ContextState& state, const Problem& problem, const StreamingPlan& plan,
                  CUdeviceptr index_error_slot, CUstream stream) {
   const CUfunction function = state.functions[plan.variant];
   if (plan.path == SCATTERPTX_PATH_TMA) {

@@ -12,7 +12,7 @@
 
 namespace scatterptx::detail {
 
-void launch_plan(const DriverApi& api, const ContextState& state, const Problem& problem, const Plan& plan,
+void launch_plan(const DriverApi& api, const ContextState& state, const Problem& problem, const StreamingPlan& plan,
                  CUdeviceptr index_error_slot, CUstream stream);
 
 }  // namespace scatterptx::detail

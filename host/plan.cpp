@@ -47,7 +47,7 @@ TmaSchedule plan_tma_schedule(const Problem& p, const DeviceLimits& device) {
   return s;
 }
 
-void plan_tma(const Problem& p, const DeviceLimits& device, Plan& plan) {
+void plan_tma(const Problem& p, const DeviceLimits& device, StreamingPlan& plan) {
   plan.path = SCATTERPTX_PATH_TMA;
   plan.variant = find_variant(KernelFamily::row_tma_reduce, p.dtype, p.index_type, 16);
   plan.tma = plan_tma_schedule(p, device);
@@ -102,13 +102,13 @@ std::string tma_layout_ineligibility(const Problem& p) {
   return "";
 }
 
-Plan make_plan(const Problem& p, const DeviceLimits& device) {
+StreamingPlan make_plan(const Problem& p, const DeviceLimits& device) {
   if (device.compute_capability < 90) {
     fail(SCATTERPTX_ERROR_UNSUPPORTED_DEVICE,
          "compute capability " + std::to_string(device.compute_capability / 10) + "." +
              std::to_string(device.compute_capability % 10) + " is not supported: libscatterptx needs sm_90+");
   }
-  Plan plan;
+  StreamingPlan plan;
   if (p.is_empty()) return plan;
   const std::string why_not_tma = tma_ineligibility(p, device);
   const std::string why_not_private = private_layout_ineligibility(p);
@@ -154,7 +154,7 @@ Plan make_plan(const Problem& p, const DeviceLimits& device) {
   return plan;
 }
 
-std::string Plan::describe() const {
+std::string StreamingPlan::describe() const {
   // Built with std::to_string, not a stream: the text is also asked for from
   // processes (Python) whose C++ locale state this library does not control.
   if (launches.empty()) return "path=none (empty problem)";
@@ -162,8 +162,8 @@ std::string Plan::describe() const {
   auto field = [](const char* key, uint64_t value) { return std::string(" ") + key + "=" + std::to_string(value); };
   std::string out = std::string("path=") + name + " variant=" + kKernelVariants[variant].name;
   if (path == SCATTERPTX_PATH_PRIVATE) {
-    out += field("slice_elems", priv.slice_elems) + field("slices", priv.slices) + field("stages", priv.stages) +
-           field("ctas_per_sm", priv.ctas_per_sm) + field("shared_bytes", priv.shared_bytes);
+    out += field("slice_elems", privatised.slice_elems) + field("slices", privatised.slices) + field("stages", privatised.stages) +
+           field("ctas_per_sm", privatised.ctas_per_sm) + field("shared_bytes", privatised.shared_bytes);
   } else if (path == SCATTERPTX_PATH_TMA) {
     out += field("box_elems", tma.box_elems) + field("chunk_elems", tma.chunk_elems) +
            field("chunks_per_row", tma.chunks_per_row) + field("stages", tma.stages) +

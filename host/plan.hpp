@@ -82,13 +82,13 @@ struct LaunchSlice {
   uint32_t grid_y = 1;
 };
 
-struct Plan {
+struct StreamingPlan {
   scatterptx_path path = SCATTERPTX_PATH_AUTO;  // TMA, RED or PRIVATE once planned
   std::size_t variant = 0;                      // index into kKernelVariants
   uint32_t threads_per_cta = 0;
   TmaSchedule tma;
   RedSchedule red;
-  PrivateSchedule priv;
+  PrivateSchedule privatised;
   std::vector<LaunchSlice> launches;            // empty for an empty problem
 
   std::string describe() const;
@@ -112,7 +112,7 @@ std::string tma_ineligibility(const Problem& problem, const DeviceLimits& device
 
 // Throws INVALID_ARGUMENT when a forced path or schedule cannot run, and
 // UNSUPPORTED_DEVICE below sm_90.
-Plan make_plan(const Problem& problem, const DeviceLimits& device);
+StreamingPlan make_plan(const Problem& problem, const DeviceLimits& device);
 
 // Dynamic shared memory of a TMA CTA; must match ptx/row_tma_reduce.ptx.in.
 uint32_t tma_shared_bytes(uint32_t stage_bytes, uint32_t stages, uint32_t warps_per_cta);

@@ -81,10 +81,10 @@ bool private_pays_off(const Problem& p, const DeviceLimits& device, const Privat
   return p.out_rows * ctas_per_slice * heuristics::privatised::kRowsPerPartial <= p.src_rows;
 }
 
-void plan_private(const Problem& p, const DeviceLimits& device, const PrivateSchedule& s, Plan& plan) {
+void plan_private(const Problem& p, const DeviceLimits& device, const PrivateSchedule& s, StreamingPlan& plan) {
   plan.path = SCATTERPTX_PATH_PRIVATE;
   plan.variant = find_variant(KernelFamily::row_private, p.dtype, p.index_type, 16);
-  plan.priv = s;
+  plan.privatised = s;
   plan.threads_per_cta = s.threads_per_cta;
   const uint64_t resident = uint64_t{device.sm_count} * s.ctas_per_sm;
   for (uint64_t begin = 0; begin < p.src_rows; begin += kMaxPrivateRowsPerLaunch) {

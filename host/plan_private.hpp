@@ -19,6 +19,6 @@ bool fit_private(const Problem& p, const DeviceLimits& device, PrivateSchedule* 
 bool private_pays_off(const Problem& p, const DeviceLimits& device, const PrivateSchedule& s);
 
 // Fills plan with the privatised path on schedule s.
-void plan_private(const Problem& p, const DeviceLimits& device, const PrivateSchedule& s, Plan& plan);
+void plan_private(const Problem& p, const DeviceLimits& device, const PrivateSchedule& s, StreamingPlan& plan);
 
 }  // namespace scatterptx::detail

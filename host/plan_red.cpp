@@ -105,7 +105,7 @@ RedSchedule red_schedule(const Problem& p, const DeviceLimits& device, uint64_t&
 
 }  // namespace
 
-void plan_red(const Problem& p, const DeviceLimits& device, Plan& plan) {
+void plan_red(const Problem& p, const DeviceLimits& device, StreamingPlan& plan) {
   plan.path = SCATTERPTX_PATH_RED;
   LaunchSlice slice;
   slice.rows = p.src_rows;

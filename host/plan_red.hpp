@@ -9,7 +9,7 @@
 namespace scatterptx::detail {
 
 // Fills plan with the red path.
-void plan_red(const Problem& p, const DeviceLimits& device, Plan& plan);
+void plan_red(const Problem& p, const DeviceLimits& device, StreamingPlan& plan);
 
 // Whether the TMA path is the faster streaming path for an input it can take
 // (the measurements: docs/tuning.md#red-or-tma).

@@ -33,7 +33,7 @@ scatterptx_status scatterptx_scatter_add(const scatterptx_scatter_add_args* args
     const DriverApi& api = require_driver();
     ContextState& state = current_context_state(api);
     require_stream_in_context(api, state, stream);
-    const Plan plan = make_plan(problem, state.limits);
+    const StreamingPlan plan = make_plan(problem, state.limits);
     if (problem.index_check == SCATTERPTX_INDEX_CHECKED) {
       launch_checked(
           api, state, problem, [&](CUdeviceptr slot) { launch_plan(api, state, problem, plan, slot, stream); },
@@ -64,7 +64,7 @@ scatterptx_status scatterptx_describe_plan(const scatterptx_scatter_add_args* ar
     buffer[0] = '\0';
     const Problem problem = validate_arguments(args);
     const DriverApi& api = require_driver();
-    const Plan plan = make_plan(problem, current_context_state(api).limits);
+    const StreamingPlan plan = make_plan(problem, current_context_state(api).limits);
     const std::string text = plan.describe();
     const size_t length = std::min(text.size(), buffer_size - 1);
     std::memcpy(buffer, text.data(), length);

@@ -17,7 +17,7 @@ CUtensorMapDataType map_data_type(scatterptx_dtype dtype) {
 }
 
 std::string describe_fields(const RowTensorMapFields& f) {
-  // snprintf, not a stream: see Plan::describe.
+  // snprintf, not a stream: see StreamingPlan::describe.
   char text[512];
   std::snprintf(text, sizeof(text),
                 "tensor map fields: dataType=%d (elem %zu B) rank=2 globalAddress=0x%llx globalDim={%llu, %llu} "

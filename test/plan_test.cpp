@@ -15,7 +15,7 @@ using scatterptx::detail::kKernelVariantCount;
 using scatterptx::detail::kKernelVariants;
 using scatterptx::detail::kMaxTmaRowsPerLaunch;
 using scatterptx::detail::make_plan;
-using scatterptx::detail::Plan;
+using scatterptx::detail::StreamingPlan;
 using scatterptx::detail::Problem;
 using scatterptx::detail::tma_ineligibility;
 using scatterptx::detail::tma_shared_bytes;
@@ -53,8 +53,8 @@ scatterptx_status status_of(const Problem& p, const DeviceLimits& d) {
   return SCATTERPTX_SUCCESS;
 }
 
-TEST(Plan, UniformF32D128TakesTmaWithWholeRowChunks) {
-  const Plan plan = make_plan(forced(contiguous(SCATTERPTX_F32, 7770000, 1720000, 128), SCATTERPTX_PATH_TMA), h200());
+TEST(StreamingPlan, UniformF32D128TakesTmaWithWholeRowChunks) {
+  const StreamingPlan plan = make_plan(forced(contiguous(SCATTERPTX_F32, 7770000, 1720000, 128), SCATTERPTX_PATH_TMA), h200());
   EXPECT_EQ(plan.path, SCATTERPTX_PATH_TMA);
   EXPECT_STREQ(kKernelVariants[plan.variant].name, "row_tma_reduce_f32_i64");
   EXPECT_EQ(plan.tma.box_elems, 128u);
@@ -68,10 +68,10 @@ TEST(Plan, UniformF32D128TakesTmaWithWholeRowChunks) {
   EXPECT_LE(plan.tma.shared_bytes, h200().max_shared_per_block);
 }
 
-TEST(Plan, FewRowsHugeRowsStillFillTheGpu) {
+TEST(StreamingPlan, FewRowsHugeRowsStillFillTheGpu) {
   // 100 rows x 640000 f32 on the TMA path: the flat (row, chunk) schedule
   // gives every warp of a full persistent grid work.
-  const Plan plan = make_plan(forced(contiguous(SCATTERPTX_F32, 100, 100, 640000), SCATTERPTX_PATH_TMA), h200());
+  const StreamingPlan plan = make_plan(forced(contiguous(SCATTERPTX_F32, 100, 100, 640000), SCATTERPTX_PATH_TMA), h200());
   ASSERT_EQ(plan.path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(plan.tma.box_elems, 256u);
   EXPECT_EQ(plan.tma.chunk_elems % plan.tma.box_elems, 0u);
@@ -81,33 +81,33 @@ TEST(Plan, FewRowsHugeRowsStillFillTheGpu) {
   EXPECT_GE(pairs, workers) << "some warps would have no (row, chunk) pair";
 }
 
-TEST(Plan, OneRowOfSixteenMillionFillsTheGpu) {
-  const Plan plan = make_plan(contiguous(SCATTERPTX_BF16, 1, 1, 16u << 20), h200());
+TEST(StreamingPlan, OneRowOfSixteenMillionFillsTheGpu) {
+  const StreamingPlan plan = make_plan(contiguous(SCATTERPTX_BF16, 1, 1, 16u << 20), h200());
   ASSERT_EQ(plan.path, SCATTERPTX_PATH_TMA);
   EXPECT_GE(uint64_t{plan.tma.chunks_per_row}, plan.launches[0].grid_x * plan.tma.warps_per_cta);
 }
 
-TEST(Plan, TinyProblemGridDoesNotExceedItsWork) {
-  const Plan plan = make_plan(forced(contiguous(SCATTERPTX_F32, 3, 10, 64), SCATTERPTX_PATH_TMA), h200());
+TEST(StreamingPlan, TinyProblemGridDoesNotExceedItsWork) {
+  const StreamingPlan plan = make_plan(forced(contiguous(SCATTERPTX_F32, 3, 10, 64), SCATTERPTX_PATH_TMA), h200());
   ASSERT_EQ(plan.path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(plan.launches[0].grid_x, 1u);  // 3 pairs, 4 warps per CTA
 }
 
-TEST(Plan, PartialLastChunkKeepsSixteenByteGranularity) {
+TEST(StreamingPlan, PartialLastChunkKeepsSixteenByteGranularity) {
   // bf16 D = 264: one 256-element box plus an 8-element tail (16 bytes).
-  const Plan plan = make_plan(forced(contiguous(SCATTERPTX_BF16, 1000, 100, 264), SCATTERPTX_PATH_TMA), h200());
+  const StreamingPlan plan = make_plan(forced(contiguous(SCATTERPTX_BF16, 1000, 100, 264), SCATTERPTX_PATH_TMA), h200());
   ASSERT_EQ(plan.path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(plan.tma.box_elems, 256u);
   EXPECT_EQ((264u % plan.tma.chunk_elems) * 2 % 16, 0u);
   // f32 D = 36: one 144-byte box; stage buffers still 128-byte aligned.
-  const Plan small = make_plan(forced(contiguous(SCATTERPTX_F32, 1000, 100, 36), SCATTERPTX_PATH_TMA), h200());
+  const StreamingPlan small = make_plan(forced(contiguous(SCATTERPTX_F32, 1000, 100, 36), SCATTERPTX_PATH_TMA), h200());
   EXPECT_EQ(small.tma.box_elems, 36u);
   EXPECT_EQ(small.tma.stage_bytes, 256u);
 }
 
-TEST(Plan, MoreThanTwoToThe31RowsAreSplitIntoLaunches) {
+TEST(StreamingPlan, MoreThanTwoToThe31RowsAreSplitIntoLaunches) {
   const uint64_t rows = 2 * kMaxTmaRowsPerLaunch + 5;
-  const Plan plan = make_plan(forced(contiguous(SCATTERPTX_F32, rows, 1000, 64), SCATTERPTX_PATH_TMA), h200());
+  const StreamingPlan plan = make_plan(forced(contiguous(SCATTERPTX_F32, rows, 1000, 64), SCATTERPTX_PATH_TMA), h200());
   ASSERT_EQ(plan.path, SCATTERPTX_PATH_TMA);
   ASSERT_EQ(plan.launches.size(), 3u);
   uint64_t covered = 0;
@@ -120,9 +120,9 @@ TEST(Plan, MoreThanTwoToThe31RowsAreSplitIntoLaunches) {
   EXPECT_EQ(covered, rows);
 }
 
-TEST(Plan, AutoTakesVectorRedUpToRowsOneCtaCovers) {
+TEST(StreamingPlan, AutoTakesVectorRedUpToRowsOneCtaCovers) {
   for (uint64_t cols : {4u, 8u, 16u, 32u, 128u, 256u, 512u, 516u, 1024u}) {
-    const Plan plan = make_plan(contiguous(SCATTERPTX_F32, 4000000, 1000000, cols), h200());
+    const StreamingPlan plan = make_plan(contiguous(SCATTERPTX_F32, 4000000, 1000000, cols), h200());
     EXPECT_EQ(plan.path, SCATTERPTX_PATH_RED) << cols;
     EXPECT_EQ(plan.red.vector_bytes, 16u) << cols;
   }
@@ -134,7 +134,7 @@ TEST(Plan, AutoTakesVectorRedUpToRowsOneCtaCovers) {
   // f64 lanes are one element: rows of up to 2 KB, one element per lane of
   // a CTA, take red, out lines prefetched where out is larger than L2.
   for (uint64_t cols : {4u, 16u, 64u, 128u, 256u}) {
-    const Plan plan = make_plan(contiguous(SCATTERPTX_F64, 4000000, 1000000, cols), h200());
+    const StreamingPlan plan = make_plan(contiguous(SCATTERPTX_F64, 4000000, 1000000, cols), h200());
     EXPECT_EQ(plan.path, SCATTERPTX_PATH_RED) << cols;
     EXPECT_EQ(plan.red.vector_bytes, 8u) << cols;
     EXPECT_EQ(plan.red.prefetch_out, cols > 4) << cols;  // 32 MB of out stays in L2
@@ -151,11 +151,11 @@ TEST(Plan, AutoTakesVectorRedUpToRowsOneCtaCovers) {
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 1000000, 1000000, 512), h200()).path, SCATTERPTX_PATH_TMA);
 }
 
-TEST(Plan, LongRowsTakeRedWhenEveryLaneBatchesAndOutIsPrefetched) {
+TEST(StreamingPlan, LongRowsTakeRedWhenEveryLaneBatchesAndOutIsPrefetched) {
   // From 16 KB (four vectors for each of 256 lanes) into out larger than L2.
   for (scatterptx_dtype dtype : {SCATTERPTX_F32, SCATTERPTX_F16, SCATTERPTX_BF16}) {
     const uint64_t per_16_kb = dtype == SCATTERPTX_F32 ? 4096 : 8192;  // columns
-    const Plan plan = make_plan(contiguous(dtype, 250000, 125000, per_16_kb), h200());
+    const StreamingPlan plan = make_plan(contiguous(dtype, 250000, 125000, per_16_kb), h200());
     EXPECT_EQ(plan.path, SCATTERPTX_PATH_RED) << dtype;
     EXPECT_TRUE(plan.red.prefetch_out) << dtype;
     EXPECT_EQ(make_plan(contiguous(dtype, 2000, 10000, 2 * per_16_kb), h200()).path, SCATTERPTX_PATH_RED);
@@ -168,7 +168,7 @@ TEST(Plan, LongRowsTakeRedWhenEveryLaneBatchesAndOutIsPrefetched) {
             SCATTERPTX_PATH_TMA);  // out within L2
   EXPECT_EQ(make_plan(contiguous(SCATTERPTX_F64, 100, 100, 640000), h200()).path, SCATTERPTX_PATH_RED);
   // Few rows spread along y: every lane of every CTA column batches.
-  Plan plan = make_plan(contiguous(SCATTERPTX_F32, 100, 100, 640000), h200());
+  StreamingPlan plan = make_plan(contiguous(SCATTERPTX_F32, 100, 100, 640000), h200());
   EXPECT_EQ(plan.path, SCATTERPTX_PATH_RED);
   EXPECT_GT(plan.launches[0].grid_y, 1u);
   EXPECT_TRUE(plan.red.prefetch_out);
@@ -182,10 +182,10 @@ TEST(Plan, LongRowsTakeRedWhenEveryLaneBatchesAndOutIsPrefetched) {
   EXPECT_EQ(plan.path, SCATTERPTX_PATH_TMA);
 }
 
-TEST(Plan, MisalignedInputsFallBackToRed) {
+TEST(StreamingPlan, MisalignedInputsFallBackToRed) {
   Problem odd_cols = contiguous(SCATTERPTX_F32, 1000, 100, 3);  // 12-byte rows
   EXPECT_NE(tma_ineligibility(odd_cols, h200()), "");
-  Plan plan = make_plan(odd_cols, h200());
+  StreamingPlan plan = make_plan(odd_cols, h200());
   EXPECT_EQ(plan.path, SCATTERPTX_PATH_RED);
   EXPECT_EQ(plan.red.vector_bytes, 4u);  // scalar: rows are not 16-byte aligned
   EXPECT_EQ(plan.red.vectors_per_row, 3u);
@@ -203,22 +203,22 @@ TEST(Plan, MisalignedInputsFallBackToRed) {
   EXPECT_EQ(make_plan(padded, h200()).path, SCATTERPTX_PATH_RED);
 }
 
-TEST(Plan, RedVectorisesWhenAligned) {
+TEST(StreamingPlan, RedVectorisesWhenAligned) {
   Problem p = contiguous(SCATTERPTX_F16, 1000, 100, 128);
   p.path = SCATTERPTX_PATH_RED;
-  const Plan plan = make_plan(p, h200());
+  const StreamingPlan plan = make_plan(p, h200());
   EXPECT_EQ(plan.path, SCATTERPTX_PATH_RED);
   EXPECT_EQ(plan.red.vector_bytes, 16u);
   EXPECT_EQ(plan.red.vectors_per_row, 16u);  // 8 halves per vector
   EXPECT_STREQ(kKernelVariants[plan.variant].name, "row_red_vec16_f16_i64");
 }
 
-TEST(Plan, RedShortRowGridCoversBatchesOfFourRows) {
+TEST(StreamingPlan, RedShortRowGridCoversBatchesOfFourRows) {
   // 64-byte f32 rows: 4 lanes a row, 64 groups a CTA, each taking batches of
   // four consecutive rows; the grid stops at two CTAs per resident slot.
   Problem p = contiguous(SCATTERPTX_F32, 20000, 1000, 16);
   p.path = SCATTERPTX_PATH_RED;
-  Plan plan = make_plan(p, h200());
+  StreamingPlan plan = make_plan(p, h200());
   ASSERT_EQ(plan.path, SCATTERPTX_PATH_RED);
   EXPECT_EQ(plan.red.lanes_per_row_log2, 2u);
   EXPECT_EQ(plan.launches[0].grid_x, 79u);  // ceil(5000 batches / 64)
@@ -242,31 +242,31 @@ DeviceLimits h200_with_red_ctas(std::size_t variant, uint8_t held, uint8_t other
   return device;
 }
 
-TEST(Plan, RedShortRowGridIsTwoWavesOfTheCtasAnSmHolds) {
+TEST(StreamingPlan, RedShortRowGridIsTwoWavesOfTheCtasAnSmHolds) {
   // 64-byte f32 rows (the short-row loop); the device reports 3 CTAs per SM
   // of the variant the plan takes, 5 of every other red variant.
   Problem p = contiguous(SCATTERPTX_F32, 4000000, 1000000, 16);
   p.path = SCATTERPTX_PATH_RED;
-  const Plan unreported = make_plan(p, h200());
+  const StreamingPlan unreported = make_plan(p, h200());
   ASSERT_EQ(unreported.path, SCATTERPTX_PATH_RED);
   EXPECT_EQ(unreported.launches[0].grid_x, 2u * 132 * 8);  // the thread limit's 8
-  const Plan reported = make_plan(p, h200_with_red_ctas(unreported.variant, 3, 5));
+  const StreamingPlan reported = make_plan(p, h200_with_red_ctas(unreported.variant, 3, 5));
   EXPECT_EQ(reported.variant, unreported.variant);
   EXPECT_EQ(reported.launches[0].grid_x, 2u * 132 * 3);
   // A driver that said 0 for it: the thread limit again, not another variant's figure.
   EXPECT_EQ(make_plan(p, h200_with_red_ctas(unreported.variant, 0, 5)).launches[0].grid_x, 2u * 132 * 8);
 }
 
-TEST(Plan, RedLongRowGridsKeepTheThreadLimitsFigure) {
+TEST(StreamingPlan, RedLongRowGridsKeepTheThreadLimitsFigure) {
   // Rows past the short-row loop keep 2 x 8 CTAs per SM along x and their
   // spread along y, whatever the driver reports.
   Problem many = contiguous(SCATTERPTX_F32, 100000, 1000, 2047);  // 8 KB rows less one element
   many.path = SCATTERPTX_PATH_RED;
   Problem few = contiguous(SCATTERPTX_F32, 100, 100, 640001);  // odd: TMA ineligible
   for (const Problem& p : {many, few}) {
-    const Plan unreported = make_plan(p, h200());
+    const StreamingPlan unreported = make_plan(p, h200());
     ASSERT_EQ(unreported.path, SCATTERPTX_PATH_RED);
-    const Plan reported = make_plan(p, h200_with_red_ctas(unreported.variant, 3, 3));
+    const StreamingPlan reported = make_plan(p, h200_with_red_ctas(unreported.variant, 3, 3));
     EXPECT_EQ(reported.launches[0].grid_x, unreported.launches[0].grid_x) << p.cols;
     EXPECT_EQ(reported.launches[0].grid_y, unreported.launches[0].grid_y) << p.cols;
   }
@@ -274,9 +274,9 @@ TEST(Plan, RedLongRowGridsKeepTheThreadLimitsFigure) {
   EXPECT_GT(make_plan(few, h200()).launches[0].grid_y, 1u);
 }
 
-TEST(Plan, RedSpreadsFewLongRowsAlongY) {
+TEST(StreamingPlan, RedSpreadsFewLongRowsAlongY) {
   Problem p = contiguous(SCATTERPTX_F32, 100, 100, 640001);  // odd: TMA ineligible
-  const Plan plan = make_plan(p, h200());
+  const StreamingPlan plan = make_plan(p, h200());
   ASSERT_EQ(plan.path, SCATTERPTX_PATH_RED);
   EXPECT_EQ(plan.launches[0].grid_x, 100u);  // one row per CTA of 256 lanes
   EXPECT_GT(plan.launches[0].grid_y, 1u);
@@ -284,7 +284,7 @@ TEST(Plan, RedSpreadsFewLongRowsAlongY) {
   EXPECT_GE(plan.launches[0].grid_x * plan.launches[0].grid_y, 132u * 8);
 }
 
-TEST(Plan, TmaPrefetchesOutOnlyForOneChunkRowsOfHalfAKilobyteToOne) {
+TEST(StreamingPlan, TmaPrefetchesOutOnlyForOneChunkRowsOfHalfAKilobyteToOne) {
   auto prefetches = [](scatterptx_dtype dtype, uint64_t cols) {
     return make_plan(forced(contiguous(dtype, 4000000, 1000000, cols), SCATTERPTX_PATH_TMA), h200()).tma.prefetch_out;
   };
@@ -299,7 +299,7 @@ TEST(Plan, TmaPrefetchesOutOnlyForOneChunkRowsOfHalfAKilobyteToOne) {
   Problem chunked = forced(contiguous(SCATTERPTX_F32, 4000000, 1000000, 256), SCATTERPTX_PATH_TMA);
   chunked.has_schedule = true;
   chunked.schedule = scatterptx_schedule{512, 0, 0, 0};
-  const Plan plan = make_plan(chunked, h200());
+  const StreamingPlan plan = make_plan(chunked, h200());
   ASSERT_EQ(plan.tma.chunks_per_row, 2u);
   EXPECT_FALSE(plan.tma.prefetch_out);
   EXPECT_NE(make_plan(forced(contiguous(SCATTERPTX_F32, 10, 10, 128), SCATTERPTX_PATH_TMA), h200())
@@ -308,7 +308,7 @@ TEST(Plan, TmaPrefetchesOutOnlyForOneChunkRowsOfHalfAKilobyteToOne) {
             std::string::npos);
 }
 
-TEST(Plan, RedPrefetchesOutOnlyForShortOrBatchedRowsIntoOutLargerThanL2) {
+TEST(StreamingPlan, RedPrefetchesOutOnlyForShortOrBatchedRowsIntoOutLargerThanL2) {
   auto prefetches = [](Problem p) { return make_plan(forced(p, SCATTERPTX_PATH_RED), h200()).red.prefetch_out; };
   const uint64_t l2 = h200().l2_bytes;
   EXPECT_FALSE(prefetches(contiguous(SCATTERPTX_F32, 4000000, 1000000, 8)));   // 32 MB of out stays in L2
@@ -338,7 +338,7 @@ TEST(Plan, RedPrefetchesOutOnlyForShortOrBatchedRowsIntoOutLargerThanL2) {
             std::string::npos);
 }
 
-TEST(Plan, RedShortRowsKeepAQuarterOfOutInL2WhenOutIsAtMostThreeAndAHalfTimesL2) {
+TEST(StreamingPlan, RedShortRowsKeepAQuarterOfOutInL2WhenOutIsAtMostThreeAndAHalfTimesL2) {
   auto kept = [](Problem p) { return make_plan(forced(p, SCATTERPTX_PATH_RED), h200()).red.out_keep_percent; };
   const uint64_t l2 = h200().l2_bytes;
   EXPECT_EQ(kept(contiguous(SCATTERPTX_F32, 4000000, 1000000, 8)), 25u);    // 32 MB of out
@@ -360,18 +360,18 @@ TEST(Plan, RedShortRowsKeepAQuarterOfOutInL2WhenOutIsAtMostThreeAndAHalfTimesL2)
   EXPECT_NE(text.find("out_keep_percent=25"), std::string::npos) << text;
 }
 
-TEST(Plan, ForcedTmaOnIneligibleInputIsRejected) {
+TEST(StreamingPlan, ForcedTmaOnIneligibleInputIsRejected) {
   Problem p = contiguous(SCATTERPTX_F32, 1000, 100, 3);
   p.path = SCATTERPTX_PATH_TMA;
   EXPECT_EQ(status_of(p, h200()), SCATTERPTX_ERROR_INVALID_ARGUMENT);
 }
 
-TEST(Plan, AScheduleKeepsAutoOnTheTmaPath) {
+TEST(StreamingPlan, AScheduleKeepsAutoOnTheTmaPath) {
   Problem p = contiguous(SCATTERPTX_F32, 4000000, 1000000, 128);  // AUTO alone: red
   ASSERT_EQ(make_plan(p, h200()).path, SCATTERPTX_PATH_RED);
   p.has_schedule = true;
   p.schedule = scatterptx_schedule{1024, 3, 2, 5};
-  const Plan plan = make_plan(p, h200());
+  const StreamingPlan plan = make_plan(p, h200());
   EXPECT_EQ(plan.path, SCATTERPTX_PATH_TMA);
   EXPECT_EQ(plan.tma.stages, 3u);
   Problem few = contiguous(SCATTERPTX_F32, 4000000, 100, 256);  // AUTO alone: private
@@ -384,11 +384,11 @@ TEST(Plan, AScheduleKeepsAutoOnTheTmaPath) {
   EXPECT_EQ(make_plan(odd, h200()).path, SCATTERPTX_PATH_RED);
 }
 
-TEST(Plan, ScheduleOverrideIsHonouredAndBounded) {
+TEST(StreamingPlan, ScheduleOverrideIsHonouredAndBounded) {
   Problem p = contiguous(SCATTERPTX_F32, 100000, 1000, 4096);
   p.has_schedule = true;
   p.schedule = scatterptx_schedule{1024, 3, 2, 5};
-  const Plan plan = make_plan(p, h200());
+  const StreamingPlan plan = make_plan(p, h200());
   EXPECT_EQ(plan.tma.chunk_elems, 256u);
   EXPECT_EQ(plan.tma.stages, 3u);
   EXPECT_EQ(plan.tma.warps_per_cta, 2u);
@@ -399,30 +399,30 @@ TEST(Plan, ScheduleOverrideIsHonouredAndBounded) {
   EXPECT_EQ(status_of(p, h200()), SCATTERPTX_ERROR_INVALID_ARGUMENT);
 }
 
-TEST(Plan, OlderGpusAreUnsupported) {
+TEST(StreamingPlan, OlderGpusAreUnsupported) {
   DeviceLimits ampere = h200();
   ampere.compute_capability = 80;
   EXPECT_EQ(status_of(contiguous(SCATTERPTX_F32, 10, 10, 4), ampere), SCATTERPTX_ERROR_UNSUPPORTED_DEVICE);
 }
 
-TEST(Plan, EveryDtypeAndIndexTypeHasItsVariants) {
+TEST(StreamingPlan, EveryDtypeAndIndexTypeHasItsVariants) {
   for (scatterptx_dtype dtype : {SCATTERPTX_F32, SCATTERPTX_F16, SCATTERPTX_BF16, SCATTERPTX_F64}) {
     for (scatterptx_index_type index : {SCATTERPTX_INDEX_INT32, SCATTERPTX_INDEX_INT64}) {
       Problem p = contiguous(dtype, 1000, 100, 64);
       p.index_type = index;
       p.index_bytes = index == SCATTERPTX_INDEX_INT32 ? 4 : 8;
-      const Plan tma = make_plan(p, h200());
+      const StreamingPlan tma = make_plan(p, h200());
       EXPECT_EQ(kKernelVariants[tma.variant].dtype, dtype);
       EXPECT_EQ(kKernelVariants[tma.variant].index_type, index);
       p.path = SCATTERPTX_PATH_RED;
-      const Plan red = make_plan(p, h200());
+      const StreamingPlan red = make_plan(p, h200());
       EXPECT_EQ(kKernelVariants[red.variant].dtype, dtype);
       EXPECT_EQ(kKernelVariants[red.variant].index_type, index);
     }
   }
 }
 
-TEST(Plan, EmptyProblemPlansNoLaunch) {
+TEST(StreamingPlan, EmptyProblemPlansNoLaunch) {
   EXPECT_TRUE(make_plan(contiguous(SCATTERPTX_F32, 0, 10, 4), h200()).launches.empty());
   EXPECT_TRUE(make_plan(contiguous(SCATTERPTX_F32, 10, 10, 0), h200()).launches.empty());
 }
@@ -436,22 +436,22 @@ using scatterptx::detail::private_schedule;
 
 TEST(PlanPrivate, FewTargetsWithManyRowsEachArePrivatised) {
   const Problem p = contiguous(SCATTERPTX_F32, 4000000, 100, 256);
-  const Plan plan = make_plan(p, h200());
+  const StreamingPlan plan = make_plan(p, h200());
   ASSERT_EQ(plan.path, SCATTERPTX_PATH_PRIVATE) << plan.describe();
   EXPECT_STREQ(kKernelVariants[plan.variant].name, "row_private_f32_i64");
   // Slices narrow enough for three CTAs per SM, to hide each one's waits.
-  EXPECT_EQ(plan.priv.slice_elems % 8, 0u);
-  EXPECT_GE(plan.priv.slice_elems, 64u);
-  EXPECT_EQ(plan.priv.slices, (256 + plan.priv.slice_elems - 1) / plan.priv.slice_elems);
-  EXPECT_GE(plan.priv.ctas_per_sm, 3u);
-  EXPECT_LE(3 * (plan.priv.shared_bytes + 1024), h200().max_shared_per_sm);
+  EXPECT_EQ(plan.privatised.slice_elems % 8, 0u);
+  EXPECT_GE(plan.privatised.slice_elems, 64u);
+  EXPECT_EQ(plan.privatised.slices, (256 + plan.privatised.slice_elems - 1) / plan.privatised.slice_elems);
+  EXPECT_GE(plan.privatised.ctas_per_sm, 3u);
+  EXPECT_LE(3 * (plan.privatised.shared_bytes + 1024), h200().max_shared_per_sm);
   // Four items of a stage per consumer lane (16 rows x (slice / 4) vectors
   // of 4 f32), and a producer warp.
-  EXPECT_EQ(plan.threads_per_cta, 32 * (16 * (plan.priv.slice_elems / 4) / (32 * 4) + 1));
-  EXPECT_EQ(plan.launches[0].grid_y, plan.priv.slices);
-  EXPECT_EQ(plan.launches[0].grid_x, 132u * plan.priv.ctas_per_sm / plan.priv.slices);
+  EXPECT_EQ(plan.threads_per_cta, 32 * (16 * (plan.privatised.slice_elems / 4) / (32 * 4) + 1));
+  EXPECT_EQ(plan.launches[0].grid_y, plan.privatised.slices);
+  EXPECT_EQ(plan.launches[0].grid_x, 132u * plan.privatised.ctas_per_sm / plan.privatised.slices);
   // Whole warps: 128 columns, two slices of a 256-column row.
-  EXPECT_EQ(plan.priv.slice_elems, 128u);
+  EXPECT_EQ(plan.privatised.slice_elems, 128u);
   // The partial sums flushed stay few next to the source rows.
   EXPECT_LE(100u * plan.launches[0].grid_x * 8, p.src_rows);
 }
@@ -460,10 +460,10 @@ TEST(PlanPrivate, SlicesAreOneTensorBoxWide) {
   // One target: everything fits, but a box is at most 256 columns.
   Problem p = contiguous(SCATTERPTX_F32, 4000000, 1, 4096);
   p.path = SCATTERPTX_PATH_PRIVATE;
-  const Plan plan = make_plan(p, h200());
+  const StreamingPlan plan = make_plan(p, h200());
   ASSERT_EQ(plan.path, SCATTERPTX_PATH_PRIVATE) << plan.describe();
-  EXPECT_EQ(plan.priv.slice_elems, 256u);
-  EXPECT_EQ(plan.priv.slices, 16u);
+  EXPECT_EQ(plan.privatised.slice_elems, 256u);
+  EXPECT_EQ(plan.privatised.slices, 16u);
   EXPECT_EQ(plan.threads_per_cta, 32u * (8 + 1)) << "at most 8 consumer warps";
 }
 
@@ -481,10 +481,10 @@ TEST(PlanPrivate, ConsumerLanesTakeFourSixteenByteItemsOfAStageEach) {
   tuned.path = SCATTERPTX_PATH_PRIVATE;
   tuned.has_schedule = true;
   tuned.schedule.warps_per_cta = 6;
-  const Plan plan = make_plan(tuned, h200());
+  const StreamingPlan plan = make_plan(tuned, h200());
   ASSERT_EQ(plan.path, SCATTERPTX_PATH_PRIVATE);
   EXPECT_EQ(plan.threads_per_cta, 32u * (6 + 1));
-  EXPECT_EQ(plan.priv.threads_per_cta, 32u * (6 + 1));
+  EXPECT_EQ(plan.privatised.threads_per_cta, 32u * (6 + 1));
   // With the producer warp, 32 consumer warps would pass 1024 threads.
   tuned.schedule.warps_per_cta = 32;
   EXPECT_EQ(status_of(tuned, h200()), SCATTERPTX_ERROR_INVALID_ARGUMENT);
@@ -495,7 +495,7 @@ TEST(PlanPrivate, ConsumerLanesTakeFourSixteenByteItemsOfAStageEach) {
 TEST(PlanPrivate, LaunchesStartOnWholeStagesBelowTwoToThe31Rows) {
   Problem p = contiguous(SCATTERPTX_BF16, (uint64_t{1} << 32) + 5, 3, 64);
   p.path = SCATTERPTX_PATH_PRIVATE;
-  const Plan plan = make_plan(p, h200());
+  const StreamingPlan plan = make_plan(p, h200());
   ASSERT_EQ(plan.launches.size(), 3u);
   uint64_t covered = 0;
   for (const auto& slice : plan.launches) {
@@ -510,14 +510,14 @@ TEST(PlanPrivate, LaunchesStartOnWholeStagesBelowTwoToThe31Rows) {
 TEST(PlanPrivate, WideRowsAreSlicedToFit) {
   Problem p = contiguous(SCATTERPTX_BF16, 4000000, 300, 4096);
   p.path = SCATTERPTX_PATH_PRIVATE;
-  const Plan plan = make_plan(p, h200());
+  const StreamingPlan plan = make_plan(p, h200());
   ASSERT_EQ(plan.path, SCATTERPTX_PATH_PRIVATE);
-  EXPECT_LT(plan.priv.slice_elems, 4096u);
-  EXPECT_GE(plan.priv.slice_elems, 64u);
-  EXPECT_EQ(plan.priv.slice_elems % 8, 0u);
-  EXPECT_EQ(plan.priv.slices, (4096 + plan.priv.slice_elems - 1) / plan.priv.slice_elems);
-  EXPECT_LE(plan.priv.shared_bytes, h200().max_shared_per_block);
-  EXPECT_EQ(plan.launches[0].grid_y, plan.priv.slices);
+  EXPECT_LT(plan.privatised.slice_elems, 4096u);
+  EXPECT_GE(plan.privatised.slice_elems, 64u);
+  EXPECT_EQ(plan.privatised.slice_elems % 8, 0u);
+  EXPECT_EQ(plan.privatised.slices, (4096 + plan.privatised.slice_elems - 1) / plan.privatised.slice_elems);
+  EXPECT_LE(plan.privatised.shared_bytes, h200().max_shared_per_block);
+  EXPECT_EQ(plan.launches[0].grid_y, plan.privatised.slices);
 }
 
 TEST(PlanPrivate, LayoutKeepsEveryRegionAlignedAndApart) {
@@ -566,7 +566,7 @@ TEST(PlanRed, WidestAlignedVectorThatFitsARow) {
   for (const Case& c : cases) {
     Problem p = contiguous(c.dtype, 1000, 100, c.cols);
     p.path = SCATTERPTX_PATH_RED;
-    const Plan plan = make_plan(p, h200());
+    const StreamingPlan plan = make_plan(p, h200());
     EXPECT_EQ(plan.red.vector_bytes, c.vector_bytes) << "dtype " << c.dtype << " cols " << c.cols;
     EXPECT_EQ(kKernelVariants[plan.variant].vector_bytes, c.vector_bytes);
     EXPECT_EQ(kKernelVariants[plan.variant].dtype, c.dtype);
