@@ -52,6 +52,16 @@ CUtensorMap slice_src_map(const DriverApi& api, const Problem& p, const LaunchSl
   return encode_row_tensor_map(api, fields);
 }
 
+// The fields every row family's parameters share, for one launch slice.
+template <typename Params>
+void fill_slice_fields(Params& k, const SliceArguments& a) {
+  k.out_ptr = a.out_ptr;
+  k.out_row_stride_bytes = a.out_stride;
+  k.index_ptr = a.index_ptr;
+  k.rows = a.rows;
+  k.row_base = a.row_base;
+}
+
 void launch_tma(const DriverApi& api, CUfunction function, const Problem& p, const StreamingPlan& plan,
                 CUdeviceptr error_record, CUstream stream) {
   const TmaSchedule& s = plan.tma;
@@ -59,11 +69,7 @@ void launch_tma(const DriverApi& api, CUfunction function, const Problem& p, con
     const SliceArguments a = slice_arguments(p, slice);
     RowTmaReduceParams k{};
     k.src_map = slice_src_map(api, p, slice, s.box_elems, 1);
-    k.out_ptr = a.out_ptr;
-    k.out_row_stride_bytes = a.out_stride;
-    k.index_ptr = a.index_ptr;
-    k.rows = a.rows;
-    k.row_base = a.row_base;
+    fill_slice_fields(k, a);
     k.out_rows = p.out_rows;
     k.cols = static_cast<uint32_t>(p.cols);
     k.chunk_elems = s.chunk_elems;
@@ -82,13 +88,9 @@ void launch_red(const DriverApi& api, CUfunction function, const Problem& p, con
   for (const LaunchSlice& slice : plan.launches) {
     const SliceArguments a = slice_arguments(p, slice);
     RowRedParams k{};
-    k.out_ptr = a.out_ptr;
-    k.out_row_stride_bytes = a.out_stride;
+    fill_slice_fields(k, a);
     k.src_ptr = a.src_ptr;
     k.src_row_stride_bytes = a.src_stride;
-    k.index_ptr = a.index_ptr;
-    k.rows = a.rows;
-    k.row_base = a.row_base;
     k.out_rows = p.out_rows;
     k.cols = p.cols;
     k.vectors_per_row = s.vectors_per_row;
@@ -107,11 +109,7 @@ void launch_private(const DriverApi& api, CUfunction function, const Problem& p,
     const SliceArguments a = slice_arguments(p, slice);
     RowPrivateParams k{};
     k.src_map = slice_src_map(api, p, slice, s.slice_elems, kPrivateRowsPerStage);
-    k.out_ptr = a.out_ptr;
-    k.out_row_stride_bytes = a.out_stride;
-    k.index_ptr = a.index_ptr;
-    k.rows = a.rows;
-    k.row_base = a.row_base;
+    fill_slice_fields(k, a);
     k.out_rows = static_cast<uint32_t>(p.out_rows);
     k.cols = static_cast<uint32_t>(p.cols);
     k.slice_elems = s.slice_elems;
