@@ -76,11 +76,13 @@ class CreationResources {
     for (CUmodule module : modules_) (void)api_.cuModuleUnload(module);
     if (records_ != 0) (void)api_.cuMemFree(records_);
     if (take_stream_ != nullptr) (void)api_.cuStreamDestroy(take_stream_);
+    if (pool_ != nullptr) (void)api_.cuMemPoolDestroy(pool_);
   }
 
   void add_module(CUmodule module) { modules_.push_back(module); }
   void set_records(CUdeviceptr records) { records_ = records; }
   void set_take_stream(CUstream stream) { take_stream_ = stream; }
+  void set_pool(CUmemoryPool pool) { pool_ = pool; }
   // The state is stored: it keeps everything for the context's life.
   void keep() { kept_ = true; }
 
@@ -89,8 +91,30 @@ class CreationResources {
   std::vector<CUmodule> modules_;
   CUdeviceptr records_ = 0;
   CUstream take_stream_ = nullptr;
+  CUmemoryPool pool_ = nullptr;
   bool kept_ = false;
 };
+
+// The default call's workspaces come from a pool of the device's memory made
+// here, not on the first call: creating it inside a stream capture could be
+// refused. It keeps what it has handed out for reuse (release threshold
+// unlimited), as PyTorch's caching allocator does, so that calls in a loop
+// do not map memory anew after every synchronisation.
+CUmemoryPool create_workspace_pool(const DriverApi& api, CUdevice device) {
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = device;
+  CUmemoryPool pool = nullptr;
+  check_driver(api, "cuMemPoolCreate", api.cuMemPoolCreate(&pool, &props));
+  cuuint64_t keep_everything = UINT64_MAX;
+  const CUresult kept = api.cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &keep_everything);
+  if (kept != CUDA_SUCCESS) {
+    (void)api.cuMemPoolDestroy(pool);
+    check_driver(api, "cuMemPoolSetAttribute", kept);
+  }
+  return pool;
+}
 
 std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext context, CreationResources& taken) {
   auto state = std::make_unique<ContextState>();
@@ -133,6 +157,8 @@ std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext conte
   // and hold up, other threads' work on blocking streams.
   check_driver(api, "cuStreamCreate", api.cuStreamCreate(&state->take_stream, CU_STREAM_NON_BLOCKING));
   taken.set_take_stream(state->take_stream);
+  state->workspace_pool = create_workspace_pool(api, device);
+  taken.set_pool(state->workspace_pool);
   return state;
 }
 

@@ -24,6 +24,7 @@ struct ContextState {
   CUfunction functions[kKernelVariantCount] = {};
   CUdeviceptr index_error_records = 0;  // kIndexErrorSlots u64 words
   CUstream take_stream = nullptr;       // non-blocking: a take orders its own work only
+  CUmemoryPool workspace_pool = nullptr;  // the default call's grouping workspaces
   std::mutex checked_mode_mutex;        // one CHECKED call at a time uses its slot
   std::mutex record_take_mutex;         // one take at a time: takes share kTakenSlot
 

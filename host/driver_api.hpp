@@ -51,6 +51,11 @@ namespace scatterptx::detail {
   X(cuMemAlloc)                           \
   X(cuMemFree)                            \
   X(cuMemGetInfo)                         \
+  X(cuMemPoolCreate)                      \
+  X(cuMemPoolDestroy)                     \
+  X(cuMemPoolSetAttribute)                \
+  X(cuMemAllocFromPoolAsync)              \
+  X(cuMemFreeAsync)                       \
   X(cuMemcpyHtoD)                         \
   X(cuMemcpyDtoH)                         \
   X(cuMemcpyDtoD)                         \

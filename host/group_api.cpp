@@ -14,6 +14,7 @@
 #include "launch.hpp"
 #include "plan.hpp"
 #include "problem.hpp"
+#include "run_call.hpp"
 #include "scatterptx/scatterptx.h"
 
 using namespace scatterptx::detail;
@@ -48,18 +49,6 @@ void require_workspace(const GroupPlan& plan, const void* workspace, size_t work
 
 CUdeviceptr device_address(const void* pointer) {
   return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(pointer));
-}
-
-// Enqueues a STREAMING plan's launch: scatter_add's, RECORD or CHECKED.
-void run_streaming(const DriverApi& api, ContextState& state, const Problem& problem, CUstream stream) {
-  const StreamingPlan plan = make_plan(problem, state.limits);
-  if (problem.index_check == SCATTERPTX_INDEX_CHECKED) {
-    launch_checked(
-        api, state, problem, [&](CUdeviceptr slot) { launch_plan(api, state, problem, plan, slot, stream); },
-        stream);
-  } else {
-    launch_plan(api, state, problem, plan, state.index_error_slot(kRecordModeSlot), stream);
-  }
 }
 
 // A plan's problem with another out and src, which must keep create's
@@ -114,13 +103,16 @@ scatterptx_status scatterptx_plan_create(const scatterptx_scatter_add_args* args
     *plan_out = nullptr;
     auto made = std::make_unique<scatterptx_plan_st>();
     made->problem = validate_arguments(args);
-    made->grouping = make_group_plan(made->problem, validate_group_options(options, made->problem));
-    const bool grouped = made->grouping.grouped();
-    if (workspace != nullptr && grouped) require_workspace(made->grouping, workspace, workspace_bytes);
+    const GroupOptions checked = validate_group_options(options, made->problem);
+    made->grouping = make_group_plan(made->problem, checked);
+    if (workspace != nullptr && made->grouping.grouped()) require_workspace(made->grouping, workspace, workspace_bytes);
     const DriverApi& api = require_driver();
     ContextState& state = current_context_state(api);
     require_stream_in_context(api, state, stream);
     made->context = state.context;
+    // With the device known AUTO may stream instead (few targets).
+    made->grouping = make_group_plan(made->problem, checked, &state.limits);
+    const bool grouped = made->grouping.grouped();
     if (!grouped || made->problem.is_empty()) {
       // Nothing to group (an empty problem's executes do nothing); a
       // streaming plan is checked now against what execute would refuse.
@@ -206,26 +198,19 @@ scatterptx_status scatterptx_scatter_add_grouped(const scatterptx_scatter_add_ar
                                                  size_t workspace_bytes, CUstream stream) {
   return guarded([&] {
     const Problem problem = validate_arguments(args);
-    const GroupPlan plan = make_group_plan(problem, validate_group_options(options, problem));
-    require_workspace(plan, workspace, workspace_bytes);
+    const GroupOptions checked = validate_group_options(options, problem);
+    require_workspace(make_group_plan(problem, checked), workspace, workspace_bytes);
     if (problem.is_empty()) return;
     const DriverApi& api = require_driver();
     ContextState& state = current_context_state(api);
     require_stream_in_context(api, state, stream);
+    // With the device known AUTO may stream instead (few targets).
+    const GroupPlan plan = make_group_plan(problem, checked, &state.limits);
     if (plan.mode == SCATTERPTX_MODE_STREAMING) {
       run_streaming(api, state, problem, stream);
       return;
     }
-    const CUdeviceptr base = device_address(workspace);
-    auto enqueue = [&](CUdeviceptr slot) {
-      launch_grouping(api, state, problem, plan, base, stream);
-      launch_grouped_execute(api, state, problem, plan, base, slot, stream);
-    };
-    if (problem.index_check == SCATTERPTX_INDEX_CHECKED) {
-      launch_checked(api, state, problem, enqueue, stream);
-    } else {
-      enqueue(state.index_error_slot(kRecordModeSlot));
-    }
+    run_grouped(api, state, problem, plan, device_address(workspace), stream);
   });
 }
 

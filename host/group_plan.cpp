@@ -119,7 +119,7 @@ GroupOptions validate_group_options(const scatterptx_group_options* options, con
   return o;
 }
 
-GroupPlan make_group_plan(const Problem& p, const GroupOptions& o) {
+GroupPlan make_group_plan(const Problem& p, const GroupOptions& o, const DeviceLimits* device) {
   GroupPlan plan;
   plan.deterministic = o.deterministic;
   if (o.mode == SCATTERPTX_MODE_SEGMENTED || o.deterministic) {
@@ -129,7 +129,11 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o) {
     plan.mode = o.mode;
     plan.why_mode = "forced";
   } else {
-    const std::string why = auto_reason(p);
+    std::string why = auto_reason(p);
+    // Few targets: the privatised path sums on chip without a sort.
+    if (why.empty() && device != nullptr && make_plan(p, *device).path == SCATTERPTX_PATH_PRIVATE) {
+      why = "few targets: the privatised path";
+    }
     plan.mode = why.empty() ? SCATTERPTX_MODE_SEGMENTED : SCATTERPTX_MODE_STREAMING;
     plan.why_mode = why.empty() ? "long rows, out beyond L2 or hot targets" : why;
   }
@@ -170,6 +174,20 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o) {
   plan.combine_variant = find_variant(KernelFamily::group_combine, p.dtype, SCATTERPTX_INDEX_INT32, slice);
   plan.workspace = layout_workspace(plan, m);
   return plan;
+}
+
+GroupPlan plan_default_call(const Problem& p, const DeviceLimits& device) {
+  GroupPlan streaming;
+  if (p.grouping == SCATTERPTX_GROUPING_OFF) {
+    streaming.why_mode = "grouping off";
+  } else if (p.path != SCATTERPTX_PATH_AUTO) {
+    streaming.why_mode = "path forced";
+  } else if (p.has_schedule) {
+    streaming.why_mode = "schedule override";
+  } else {
+    return make_group_plan(p, GroupOptions{}, &device);
+  }
+  return streaming;
 }
 
 std::string GroupPlan::describe() const {

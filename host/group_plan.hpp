@@ -77,7 +77,15 @@ GroupOptions validate_group_options(const scatterptx_group_options* options, con
 std::string segmented_ineligibility(const Problem& problem);
 
 // The mode, the kernels and the workspace; for STREAMING nothing else (its
-// plan is make_plan's, on the device).
-GroupPlan make_group_plan(const Problem& problem, const GroupOptions& options);
+// plan is make_plan's, on the device). With a device, AUTO also streams where
+// the streaming planner takes the privatised path; without one (workspace
+// sizes, asked before a device is known) it may group there, which only
+// over-estimates the workspace.
+GroupPlan make_group_plan(const Problem& problem, const GroupOptions& options,
+                          const DeviceLimits* device = nullptr);
+
+// What scatterptx_scatter_add runs: grouped AUTO's choice, or STREAMING where
+// the call forces a path or schedule or turns grouping off.
+GroupPlan plan_default_call(const Problem& problem, const DeviceLimits& device);
 
 }  // namespace scatterptx::detail

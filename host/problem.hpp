@@ -13,6 +13,7 @@ struct Problem {
   scatterptx_index_type index_type = SCATTERPTX_INDEX_INT64;
   scatterptx_index_check index_check = SCATTERPTX_INDEX_RECORD;
   scatterptx_path path = SCATTERPTX_PATH_AUTO;
+  scatterptx_grouping grouping = SCATTERPTX_GROUPING_AUTO;
   uint64_t elem_bytes = 4;
   uint64_t index_bytes = 8;
   uint64_t out_rows = 0;

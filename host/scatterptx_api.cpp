@@ -4,12 +4,14 @@
 #include <cstring>
 #include <string>
 
+#include "call_workspace.hpp"
 #include "context_state.hpp"
 #include "errors.hpp"
+#include "group_plan.hpp"
 #include "index_errors.hpp"
-#include "launch.hpp"
 #include "plan.hpp"
 #include "problem.hpp"
+#include "run_call.hpp"
 #include "scatterptx/scatterptx.h"
 
 using namespace scatterptx::detail;
@@ -24,6 +26,7 @@ void scatterptx_scatter_add_args_init(scatterptx_scatter_add_args* args) {
   args->index_check = SCATTERPTX_INDEX_RECORD;
   args->path = SCATTERPTX_PATH_AUTO;
   args->schedule = nullptr;
+  args->grouping = SCATTERPTX_GROUPING_AUTO;
 }
 
 scatterptx_status scatterptx_scatter_add(const scatterptx_scatter_add_args* args, CUstream stream) {
@@ -33,15 +36,26 @@ scatterptx_status scatterptx_scatter_add(const scatterptx_scatter_add_args* args
     const DriverApi& api = require_driver();
     ContextState& state = current_context_state(api);
     require_stream_in_context(api, state, stream);
-    const StreamingPlan plan = make_plan(problem, state.limits);
-    if (problem.index_check == SCATTERPTX_INDEX_CHECKED) {
-      launch_checked(
-          api, state, problem, [&](CUdeviceptr slot) { launch_plan(api, state, problem, plan, slot, stream); },
-          stream);
-    } else {
-      launch_plan(api, state, problem, plan, state.index_error_slot(kRecordModeSlot), stream);
+    const GroupPlan choice = plan_default_call(problem, state.limits);
+    if (choice.grouped()) {
+      // Whether a workspace can be had is settled before anything is enqueued.
+      CallWorkspace workspace(api, state, choice.workspace.bytes, stream);
+      if (!workspace.empty()) {
+        run_grouped(api, state, problem, choice, workspace.address(), stream);
+        workspace.release();
+        return;
+      }
+      if (problem.grouping == SCATTERPTX_GROUPING_NO_FALLBACK) {
+        fail(SCATTERPTX_ERROR_OUT_OF_MEMORY, "grouping needs a workspace and falling back is forbidden "
+                                             "(SCATTERPTX_GROUPING_NO_FALLBACK): " + workspace.why());
+      }
     }
+    run_streaming(api, state, problem, stream);
   });
+}
+
+scatterptx_status scatterptx_set_allocator(const scatterptx_allocator* allocator) {
+  return guarded([&] { register_allocator(allocator); });
 }
 
 scatterptx_status scatterptx_prepare(void) {
@@ -64,8 +78,9 @@ scatterptx_status scatterptx_describe_plan(const scatterptx_scatter_add_args* ar
     buffer[0] = '\0';
     const Problem problem = validate_arguments(args);
     const DriverApi& api = require_driver();
-    const StreamingPlan plan = make_plan(problem, current_context_state(api).limits);
-    const std::string text = plan.describe();
+    const DeviceLimits& device = current_context_state(api).limits;
+    const GroupPlan choice = plan_default_call(problem, device);
+    const std::string text = choice.grouped() ? choice.describe() : make_plan(problem, device).describe();
     const size_t length = std::min(text.size(), buffer_size - 1);
     std::memcpy(buffer, text.data(), length);
     buffer[length] = '\0';
@@ -83,6 +98,7 @@ const char* scatterptx_status_name(scatterptx_status status) {
     case SCATTERPTX_ERROR_UNSUPPORTED_DEVICE: return "SCATTERPTX_ERROR_UNSUPPORTED_DEVICE";
     case SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE: return "SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE";
     case SCATTERPTX_ERROR_DRIVER: return "SCATTERPTX_ERROR_DRIVER";
+    case SCATTERPTX_ERROR_OUT_OF_MEMORY: return "SCATTERPTX_ERROR_OUT_OF_MEMORY";
   }
   return "SCATTERPTX_UNKNOWN_STATUS";
 }

@@ -66,6 +66,10 @@ Problem validate(const scatterptx_scatter_add_args* args, bool with_pointers) {
       break;
     default: invalid_argument("path = " + str(a.path) + " is not a scatterptx_path");
   }
+  switch (a.grouping) {
+    case SCATTERPTX_GROUPING_AUTO: case SCATTERPTX_GROUPING_OFF: case SCATTERPTX_GROUPING_NO_FALLBACK: break;
+    default: invalid_argument("grouping = " + str(a.grouping) + " is not a scatterptx_grouping");
+  }
   if (a.out_rows < 0) invalid_argument("out_rows = " + str(a.out_rows) + " is negative");
   if (a.src_rows < 0) invalid_argument("src_rows = " + str(a.src_rows) + " is negative");
   if (a.cols < 0) invalid_argument("cols = " + str(a.cols) + " is negative");
@@ -81,6 +85,7 @@ Problem validate(const scatterptx_scatter_add_args* args, bool with_pointers) {
   p.index_type = a.index_type;
   p.index_check = a.index_check;
   p.path = a.path;
+  p.grouping = a.grouping;
   p.elem_bytes = scatterptx_dtype_size(a.dtype);
   p.index_bytes = a.index_type == SCATTERPTX_INDEX_INT32 ? 4 : 8;
   p.out_rows = static_cast<uint64_t>(a.out_rows);

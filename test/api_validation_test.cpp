@@ -85,6 +85,8 @@ std::vector<InvalidCase> invalid_cases() {
        "index_check"},
       {"UnknownPath", [](Args& a, Schedule&) { set_raw_enum(a.path, 9); }, "path"},
       {"NegativePath", [](Args& a, Schedule&) { set_raw_enum(a.path, -5); }, "path"},
+      {"UnknownGrouping", [](Args& a, Schedule&) { set_raw_enum(a.grouping, 3); }, "grouping"},
+      {"NegativeGrouping", [](Args& a, Schedule&) { set_raw_enum(a.grouping, -1); }, "grouping"},
       {"NoOutRowsForSourceRows", [](Args& a, Schedule&) { a.out_rows = 0; }, "out_rows"},
       {"OutNotElementAligned", [](Args& a, Schedule&) { a.out = fake_pointer(0x10002); }, "out"},
       {"SrcNotElementAligned", [](Args& a, Schedule&) { a.src = fake_pointer(0x20001); }, "src"},

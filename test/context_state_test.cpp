@@ -28,9 +28,12 @@ struct ScriptedDriver {
   bool fail_memset = false;
   bool fail_occupancy = false;
   bool fail_stream_create = false;
+  bool fail_pool_attribute = false;
   std::set<uintptr_t> live_modules;
   std::set<CUdeviceptr> live_allocations;
   std::set<uintptr_t> live_streams;
+  std::set<uintptr_t> live_pools;
+  cuuint64_t pool_release_threshold = 0;
   int occupancy_queries = 0;
   int unknown_handles = 0;  // unloads, frees and destroys of what is not held: double releases
   uintptr_t next_handle = 0x1000;
@@ -120,6 +123,24 @@ CUresult stream_destroy(CUstream stream) {
   return release(script.live_streams, reinterpret_cast<uintptr_t>(stream), CUDA_ERROR_INVALID_HANDLE);
 }
 
+CUresult pool_create(CUmemoryPool* pool, const CUmemPoolProps* props) {
+  if (props->location.type != CU_MEM_LOCATION_TYPE_DEVICE || props->location.id != 0) return CUDA_ERROR_INVALID_VALUE;
+  const uintptr_t handle = script.next_handle++;
+  script.live_pools.insert(handle);
+  *pool = reinterpret_cast<CUmemoryPool>(handle);
+  return CUDA_SUCCESS;
+}
+
+CUresult pool_destroy(CUmemoryPool pool) {
+  return release(script.live_pools, reinterpret_cast<uintptr_t>(pool), CUDA_ERROR_INVALID_VALUE);
+}
+
+CUresult pool_set_attribute(CUmemoryPool, CUmemPool_attribute attribute, void* value) {
+  if (script.fail_pool_attribute) return CUDA_ERROR_NOT_SUPPORTED;
+  if (attribute == CU_MEMPOOL_ATTR_RELEASE_THRESHOLD) script.pool_release_threshold = *static_cast<cuuint64_t*>(value);
+  return CUDA_SUCCESS;
+}
+
 DriverApi scripted_api() {
   DriverApi api;  // entry points left null are never reached by state creation
   api.cuCtxGetCurrent = ctx_get_current;
@@ -136,6 +157,9 @@ DriverApi scripted_api() {
   api.cuMemsetD8 = memset_d8;
   api.cuStreamCreate = stream_create;
   api.cuStreamDestroy = stream_destroy;
+  api.cuMemPoolCreate = pool_create;
+  api.cuMemPoolDestroy = pool_destroy;
+  api.cuMemPoolSetAttribute = pool_set_attribute;
   return api;
 }
 
@@ -162,7 +186,8 @@ void expect_everything_given_back() {
   EXPECT_TRUE(script.live_modules.empty()) << script.live_modules.size() << " modules left loaded";
   EXPECT_TRUE(script.live_allocations.empty()) << "the index-error records were not freed";
   EXPECT_TRUE(script.live_streams.empty()) << "the take stream was not destroyed";
-  EXPECT_EQ(script.unknown_handles, 0) << "a module, allocation or stream was released twice";
+  EXPECT_TRUE(script.live_pools.empty()) << "the workspace pool was not destroyed";
+  EXPECT_EQ(script.unknown_handles, 0) << "a module, allocation, stream or pool was released twice";
 }
 
 TEST(ContextState, AModuleThatFailsToLoadLeavesNoModuleLoaded) {
@@ -204,6 +229,14 @@ TEST(ContextState, AFailureToCreateTheTakeStreamGivesBackEverything) {
   expect_everything_given_back();
 }
 
+TEST(ContextState, APoolThatCannotKeepItsMemoryIsDestroyedWithEverythingElse) {
+  const DriverApi api = scripted_api();
+  start_script();
+  script.fail_pool_attribute = true;
+  EXPECT_EQ(creation_status(api), SCATTERPTX_ERROR_DRIVER);
+  expect_everything_given_back();
+}
+
 TEST(ContextState, AFailedCreationIsRetriedAndASuccessfulOneKept) {
   const DriverApi api = scripted_api();
   start_script();
@@ -217,6 +250,10 @@ TEST(ContextState, AFailedCreationIsRetriedAndASuccessfulOneKept) {
   EXPECT_EQ(script.live_allocations.size(), 1u);
   EXPECT_EQ(script.live_streams.size(), 1u);
   EXPECT_NE(state.take_stream, nullptr);
+  // The workspace pool keeps what it hands out for reuse.
+  EXPECT_EQ(script.live_pools.size(), 1u);
+  EXPECT_NE(state.workspace_pool, nullptr);
+  EXPECT_EQ(script.pool_release_threshold, UINT64_MAX);
   EXPECT_EQ(state.limits.compute_capability, 90u);
   for (std::size_t i = 0; i < kKernelVariantCount; ++i) EXPECT_NE(state.functions[i], nullptr) << i;
   // The red variants' CTAs per SM come from the driver; the others are not asked.

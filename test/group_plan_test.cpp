@@ -29,6 +29,9 @@ Problem contiguous(scatterptx_dtype dtype, uint64_t src_rows, uint64_t out_rows,
   return p;
 }
 
+// An H200 as the planner sees it, red occupancy aside.
+const DeviceLimits kDevice{};
+
 GroupOptions mode(scatterptx_mode m, bool deterministic = false) {
   GroupOptions o;
   o.mode = m;
@@ -54,6 +57,52 @@ TEST(GroupPlan, AutoGroupsHotTargetsEvenWhenOutFitsInL2) {
   const GroupPlan plan = make_group_plan(contiguous(SCATTERPTX_F32, 4000000, 100, 256), mode(SCATTERPTX_MODE_AUTO));
   EXPECT_EQ(plan.mode, SCATTERPTX_MODE_SEGMENTED) << plan.describe();
   EXPECT_EQ(plan.passes, 1u);  // keys 0..100 fit in one digit
+}
+
+TEST(GroupPlan, AutoWithTheDeviceLeavesFewTargetsToThePrivatisedPath) {
+  // few_targets again: the privatised path sums them on chip without a sort.
+  const Problem p = contiguous(SCATTERPTX_F32, 4000000, 100, 256);
+  const GroupPlan plan = make_group_plan(p, mode(SCATTERPTX_MODE_AUTO), &kDevice);
+  EXPECT_EQ(plan.mode, SCATTERPTX_MODE_STREAMING) << plan.describe();
+  EXPECT_EQ(plan.why_mode, "few targets: the privatised path");
+  ASSERT_EQ(make_plan(p, kDevice).path, SCATTERPTX_PATH_PRIVATE);
+  // Forced SEGMENTED still groups, and the uniform scatter still groups in AUTO.
+  EXPECT_EQ(make_group_plan(p, mode(SCATTERPTX_MODE_SEGMENTED), &kDevice).mode, SCATTERPTX_MODE_SEGMENTED);
+  EXPECT_EQ(make_group_plan(contiguous(SCATTERPTX_F32, 7770000, 1720000, 128), mode(SCATTERPTX_MODE_AUTO), &kDevice).mode,
+            SCATTERPTX_MODE_SEGMENTED);
+}
+
+TEST(GroupPlan, TheDefaultCallGroupsWhereGroupedAutoDoes) {
+  const Problem uniform = contiguous(SCATTERPTX_F32, 7770000, 1720000, 128);
+  const GroupPlan grouped = plan_default_call(uniform, kDevice);
+  EXPECT_EQ(grouped.mode, SCATTERPTX_MODE_SEGMENTED) << grouped.describe();
+  EXPECT_FALSE(grouped.deterministic);
+  EXPECT_EQ(grouped.workspace.bytes, make_group_plan(uniform, mode(SCATTERPTX_MODE_SEGMENTED)).workspace.bytes);
+  // Short rows, few targets and an L2-resident out stream, as in grouped AUTO.
+  EXPECT_EQ(plan_default_call(contiguous(SCATTERPTX_F32, 4000000, 1000000, 8), kDevice).mode,
+            SCATTERPTX_MODE_STREAMING);
+  EXPECT_EQ(plan_default_call(contiguous(SCATTERPTX_F32, 4000000, 100, 256), kDevice).mode,
+            SCATTERPTX_MODE_STREAMING);
+  EXPECT_EQ(plan_default_call(contiguous(SCATTERPTX_F32, 400000, 10000, 128), kDevice).mode,
+            SCATTERPTX_MODE_STREAMING);
+}
+
+TEST(GroupPlan, TheDefaultCallStreamsWhenThePathOrScheduleIsForcedOrGroupingIsOff) {
+  const Problem uniform = contiguous(SCATTERPTX_F32, 7770000, 1720000, 128);
+  Problem forced = uniform;
+  forced.path = SCATTERPTX_PATH_RED;
+  EXPECT_EQ(plan_default_call(forced, kDevice).mode, SCATTERPTX_MODE_STREAMING);
+  EXPECT_EQ(plan_default_call(forced, kDevice).why_mode, "path forced");
+  Problem scheduled = uniform;
+  scheduled.has_schedule = true;
+  EXPECT_EQ(plan_default_call(scheduled, kDevice).why_mode, "schedule override");
+  Problem off = uniform;
+  off.grouping = SCATTERPTX_GROUPING_OFF;
+  EXPECT_EQ(plan_default_call(off, kDevice).mode, SCATTERPTX_MODE_STREAMING);
+  EXPECT_EQ(plan_default_call(off, kDevice).why_mode, "grouping off");
+  Problem strict = uniform;
+  strict.grouping = SCATTERPTX_GROUPING_NO_FALLBACK;
+  EXPECT_EQ(plan_default_call(strict, kDevice).mode, SCATTERPTX_MODE_SEGMENTED);
 }
 
 TEST(GroupPlan, AutoStreamsShortRowsUnalignedRowsAndAnL2ResidentOut) {

@@ -44,7 +44,8 @@ typedef enum scatterptx_status {
   SCATTERPTX_ERROR_NO_CONTEXT = 3,        /* no current CUDA context on this thread */
   SCATTERPTX_ERROR_UNSUPPORTED_DEVICE = 4, /* compute capability below 9.0 */
   SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE = 5, /* checked mode found index outside [0, out_rows) */
-  SCATTERPTX_ERROR_DRIVER = 6             /* a driver call failed; the message names it */
+  SCATTERPTX_ERROR_DRIVER = 6,            /* a driver call failed; the message names it */
+  SCATTERPTX_ERROR_OUT_OF_MEMORY = 7      /* a workspace could not be had and falling back was forbidden */
 } scatterptx_status;
 
 typedef enum scatterptx_dtype {
@@ -98,6 +99,28 @@ typedef struct scatterptx_schedule {
   uint32_t ctas_per_sm;   /* persistent CTAs per multiprocessor */
 } scatterptx_schedule;
 
+/* Whether the default call may group the rows by target first (see
+ * "Grouped execution" below): with args.path AUTO and no schedule override,
+ * scatterptx_scatter_add groups where the planner expects grouping to win
+ * (rows of 256 bytes or more, 16-byte aligned, at least 65536 of them, into
+ * an out beyond 16 MiB or onto hot targets, unless the privatised path takes
+ * them). Grouping needs a workspace for the call: from the allocator
+ * registered with scatterptx_set_allocator(), else from a stream-ordered
+ * pool of the library's (cuMemAllocFromPoolAsync, capturable). Its size is
+ * scatterptx_plan_workspace_size()'s for SEGMENTED, about
+ * 16*M + 4*256*ceil(M/2048) + 4*ceil(M/256)*row_bytes + 1 KB (row_bytes of
+ * f32 sums, f64 for f64, rounded up to 16): the call's peak extra memory. */
+typedef enum scatterptx_grouping {
+  /* Group where it wins; if no workspace can be had, take the streaming
+   * paths instead (nothing is written before that choice). */
+  SCATTERPTX_GROUPING_AUTO = 0,
+  /* Never group and never allocate: the streaming paths only. */
+  SCATTERPTX_GROUPING_OFF = 1,
+  /* Group where it wins; a workspace that cannot be had is
+   * SCATTERPTX_ERROR_OUT_OF_MEMORY, with nothing written. */
+  SCATTERPTX_GROUPING_NO_FALLBACK = 2
+} scatterptx_grouping;
+
 typedef struct scatterptx_scatter_add_args {
   void* out;              /* device pointer, out_rows x cols */
   int64_t out_rows;
@@ -112,17 +135,22 @@ typedef struct scatterptx_scatter_add_args {
   scatterptx_index_check index_check;
   scatterptx_path path;
   const scatterptx_schedule* schedule; /* NULL: the planner's schedule */
+  scatterptx_grouping grouping;        /* scatterptx_scatter_add only; plans and grouped calls ignore it */
 } scatterptx_scatter_add_args;
 
 /* Fills args with the defaults: zero sizes, NULL pointers, f32, int64 index,
- * RECORD mode, AUTO path, no schedule override. */
+ * RECORD mode, AUTO path, no schedule override, grouping AUTO. */
 SCATTERPTX_API
 void scatterptx_scatter_add_args_init(scatterptx_scatter_add_args* args);
 
 /* out[index[i], :] += src[i, :] for i in [0, src_rows), on the caller's
  * stream in the current CUDA context. Stream-ordered: no host
- * synchronisation (except in CHECKED mode) and no allocation once the
- * context is prepared. src_rows == 0 or cols == 0 is a no-op. */
+ * synchronisation (except in CHECKED mode). It takes the fastest path the
+ * library has for the input, grouping the rows by target where that wins
+ * (args.grouping says whether it may, and where its workspace comes from);
+ * grouped sums of f16/bf16 rows accumulate in f32. Capturable in a CUDA
+ * graph once the context is prepared. src_rows == 0 or cols == 0 is a
+ * no-op. */
 SCATTERPTX_API
 scatterptx_status scatterptx_scatter_add(const scatterptx_scatter_add_args* args, CUstream stream);
 
@@ -144,7 +172,8 @@ SCATTERPTX_API
 scatterptx_status scatterptx_take_index_error(int64_t* position);
 
 /* Describes the plan scatter_add would run for args on the current device,
- * without launching ("path=tma variant=... chunk_bytes=... grid=..."). */
+ * without launching: "path=tma variant=... chunk_bytes=... grid=..." for a
+ * streaming path, "mode=segmented ... workspace_bytes=..." where it groups. */
 SCATTERPTX_API
 scatterptx_status scatterptx_describe_plan(const scatterptx_scatter_add_args* args, char* buffer,
                                            size_t buffer_size);
@@ -248,6 +277,27 @@ SCATTERPTX_API
 scatterptx_status scatterptx_scatter_add_grouped(const scatterptx_scatter_add_args* args,
                                                  const scatterptx_group_options* options, void* workspace,
                                                  size_t workspace_bytes, CUstream stream);
+
+/* Where the default call's grouping workspaces come from, process-wide.
+ * allocate returns `bytes` of device memory of the calling thread's current
+ * context, 256-byte aligned, usable by work enqueued on `stream` after the
+ * call, or NULL when it cannot (the call then streams, or fails with
+ * SCATTERPTX_ERROR_OUT_OF_MEMORY under SCATTERPTX_GROUPING_NO_FALLBACK).
+ * release takes it back once the call has enqueued its work on `stream`:
+ * the memory may be reused by work enqueued on that stream afterwards (the
+ * semantics of cudaFreeAsync and of PyTorch's caching allocator). Both are
+ * called from the thread making the call. */
+typedef struct scatterptx_allocator {
+  void* (*allocate)(size_t bytes, CUstream stream, void* user_data);
+  void (*release)(void* pointer, size_t bytes, CUstream stream, void* user_data);
+  void* user_data;
+} scatterptx_allocator;
+
+/* Registers allocator (copied); NULL returns to the library's stream-ordered
+ * pool. allocate and release must both be set. Takes effect for calls that
+ * start after it returns. */
+SCATTERPTX_API
+scatterptx_status scatterptx_set_allocator(const scatterptx_allocator* allocator);
 
 /* The calling thread's message for its last failed call ("" if none). */
 SCATTERPTX_API

@@ -12,11 +12,13 @@ STATUS_NAMES = {
     4: "SCATTERPTX_ERROR_UNSUPPORTED_DEVICE",
     5: "SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE",
     6: "SCATTERPTX_ERROR_DRIVER",
+    7: "SCATTERPTX_ERROR_OUT_OF_MEMORY",
 }
 DTYPES = {"f32": 0, "f16": 1, "bf16": 2, "f64": 3}
 INDEX_TYPES = {"int32": 0, "int64": 1}
 INDEX_CHECKS = {"record": 0, "checked": 1}
-PATHS = {"auto": 0, "tma": 1, "red": 2}
+PATHS = {"auto": 0, "tma": 1, "red": 2, "private": 3}
+GROUPINGS = {"auto": 0, "off": 1, "no_fallback": 2}
 MODES = {"auto": 0, "streaming": 1, "segmented": 2}
 
 
@@ -44,6 +46,7 @@ class Args(ctypes.Structure):
         ("index_check", ctypes.c_int),
         ("path", ctypes.c_int),
         ("schedule", ctypes.c_void_p),
+        ("grouping", ctypes.c_int),
     ]
 
 
@@ -85,6 +88,8 @@ def _load():
     lib.scatterptx_take_index_error.restype = ctypes.c_int
     lib.scatterptx_last_error_message.argtypes = []
     lib.scatterptx_last_error_message.restype = ctypes.c_char_p
+    lib.scatterptx_set_allocator.argtypes = [ctypes.c_void_p]
+    lib.scatterptx_set_allocator.restype = ctypes.c_int
     _declare_grouped(lib)
     return lib
 

@@ -3,10 +3,11 @@
 import ctypes
 
 from ._arrays import Problem, is_torch_tensor, read_problem, torch_stream
-from ._binding import DTYPES, INDEX_CHECKS, INDEX_TYPES, PATHS, Args, check, library
+from ._binding import DTYPES, GROUPINGS, INDEX_CHECKS, INDEX_TYPES, PATHS, Args, check, library
+from ._torch_allocator import use_torch_allocator
 
 
-def problem_args(problem, check_index=False, path="auto"):
+def problem_args(problem, check_index=False, path="auto", grouping="auto"):
     """The C ABI's scatter_add_args for a Problem."""
     args = Args()
     library().scatterptx_scatter_add_args_init(ctypes.byref(args))
@@ -17,31 +18,43 @@ def problem_args(problem, check_index=False, path="auto"):
     args.index = problem.index
     args.index_type = INDEX_TYPES[problem.index_type]
     args.index_check = INDEX_CHECKS["checked" if check_index else "record"]
+    if path not in PATHS:
+        raise ValueError(f"path must be one of {', '.join(PATHS)}, got {path!r}")
+    if grouping not in GROUPINGS:
+        raise ValueError(f"grouping must be one of {', '.join(GROUPINGS)}, got {grouping!r}")
     args.path = PATHS[path]
+    args.grouping = GROUPINGS[grouping]
     return args
 
 
 def scatter_add_pointers(out, out_rows, out_row_stride, src, src_rows, src_row_stride, cols, dtype,
-                         index, index_type="int64", stream=0, check_index=False, path="auto"):
+                         index, index_type="int64", stream=0, check_index=False, path="auto", grouping="auto"):
     """out[index[i], :] += src[i, :] on raw device pointers (ints); strides in elements."""
     problem = Problem(out, out_rows, out_row_stride, src, src_rows, src_row_stride, cols, dtype, index,
                       index_type)
-    args = problem_args(problem, check_index, path)
+    args = problem_args(problem, check_index, path, grouping)
     check(library().scatterptx_scatter_add(ctypes.byref(args), ctypes.c_void_p(stream or None)))
 
 
-def scatter_add_(out, index, src, *, stream=None, check_index=False, path="auto", dtype=None):
+def scatter_add_(out, index, src, *, stream=None, check_index=False, path="auto", grouping="auto",
+                 dtype=None):
     """In place, like ``out.index_add_(0, index, src)``; returns out.
 
     stream: a CUstream as an int; by default torch's current stream for torch
     tensors, else the legacy default stream. check_index=True synchronises and
     raises on an out-of-range index (rows with valid indices are still added).
-    dtype names the element type of __cuda_array_interface__ inputs without a
-    typestr of their own (bf16).
+    grouping: "auto" groups the rows by target where that is faster (f16/bf16
+    sums then accumulate in f32), with a workspace from torch's caching
+    allocator for torch tensors; "off" never groups or allocates;
+    "no_fallback" raises where the workspace cannot be had. dtype names the
+    element type of __cuda_array_interface__ inputs without a typestr of
+    their own (bf16).
     """
     problem = read_problem(out, index, src, dtype)
+    if is_torch_tensor(out):
+        use_torch_allocator()
     if stream is None:
         stream = torch_stream(out) if is_torch_tensor(out) else 0
-    args = problem_args(problem, check_index, path)
+    args = problem_args(problem, check_index, path, grouping)
     check(library().scatterptx_scatter_add(ctypes.byref(args), ctypes.c_void_p(stream or None)))
     return out

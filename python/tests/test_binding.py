@@ -110,6 +110,24 @@ class HostOnly(unittest.TestCase):
     def test_empty_source_is_a_no_op(self):
         scatterptx.scatter_add_pointers(0, 0, 4, 0, 0, 4, 4, "f32", 0)
 
+    def test_unknown_path_and_grouping_are_refused_before_the_library(self):
+        with self.assertRaisesRegex(ValueError, "path"):
+            scatterptx.scatter_add_pointers(FAKE, 10, 4, FAKE * 2, 5, 4, 4, "f32", FAKE * 3, path="fast")
+        with self.assertRaisesRegex(ValueError, "grouping"):
+            scatterptx.scatter_add_pointers(FAKE, 10, 4, FAKE * 2, 5, 4, 4, "f32", FAKE * 3, grouping="always")
+
+    def test_the_library_reads_grouping_where_python_writes_it(self):
+        from scatterptx._dispatch import problem_args
+        from scatterptx._arrays import Problem
+
+        args = problem_args(Problem(FAKE, 10, 4, FAKE * 2, 5, 4, 4, "f32", FAKE * 3, "int64"), path="private",
+                            grouping="off")
+        self.assertEqual((args.path, args.grouping), (3, 1))
+        args.grouping = 9
+        status = scatterptx.library().scatterptx_scatter_add(ctypes.byref(args), None)
+        self.assertEqual(status, 1)  # INVALID_ARGUMENT, before the driver
+        self.assertIn(b"grouping = 9", scatterptx.library().scatterptx_last_error_message())
+
     @unittest.skipIf(driver_present(), "a CUDA driver is present")
     def test_missing_driver_is_an_exception(self):
         with self.assertRaises(scatterptx.ScatterPtxError) as caught:
@@ -248,6 +266,23 @@ class AgainstTorch(unittest.TestCase):
         self.run_case(torch.float32, torch.int64, 2000, 500, 132, pad=4)
         self.run_case(torch.bfloat16, torch.int64, 2000, 500, 264, pad=8)
         self.run_case(torch.float32, torch.int64, 2000, 500, 37, pad=3)  # fallback path
+
+    def test_default_call_groups_in_torchs_memory_and_sums_bf16_in_f32(self):
+        torch = gpu_torch()
+        # 512-byte rows into a 40 MB out, half the rows onto row 0: grouped.
+        wide, out, src, index = make_case(torch, torch.bfloat16, torch.int64, 200000, 40000, 256, hot=0.5)
+        out0 = out.clone()
+        torch.cuda.synchronize()
+        allocations = torch.cuda.memory_stats()["allocation.all.allocated"]
+        scatterptx.scatter_add_(out, index, src)
+        torch.cuda.synchronize()
+        self.assertGreater(torch.cuda.memory_stats()["allocation.all.allocated"], allocations,
+                           "the workspace did not come from torch's caching allocator")
+        assert_within_rounding(self, out, out0, index, src, "grouped default call", accumulated=True)
+        streamed = out0.clone()
+        scatterptx.scatter_add_(streamed, index, src, grouping="off")
+        torch.cuda.synchronize()
+        assert_within_rounding(self, streamed, out0, index, src, "grouping off")
 
     def test_checked_mode_raises_on_bad_index(self):
         torch = gpu_torch()

@@ -1,0 +1,47 @@
+// The default call's grouping workspace: from the allocator the caller
+// registered, else from the context's stream-ordered pool. Released in
+// stream order once the call's work is enqueued.
+#pragma once
+
+#include <cuda.h>
+
+#include <string>
+
+#include "context_state.hpp"
+#include "scatterptx/scatterptx.h"
+
+namespace scatterptx::detail {
+
+// Registers (a copy of) allocator, or the pool again for NULL; refuses one
+// without both functions.
+void register_allocator(const scatterptx_allocator* allocator);
+
+// One call's workspace, held until release() or destruction (which releases
+// without reporting errors: an exception is already on its way).
+class CallWorkspace {
+ public:
+  // Asks for bytes on stream; empty() when none could be had, with why().
+  CallWorkspace(const DriverApi& api, const ContextState& state, uint64_t bytes, CUstream stream);
+  ~CallWorkspace();
+  CallWorkspace(const CallWorkspace&) = delete;
+  CallWorkspace& operator=(const CallWorkspace&) = delete;
+
+  bool empty() const { return address_ == 0; }
+  CUdeviceptr address() const { return address_; }
+  const std::string& why() const { return why_; }
+  // Gives the memory back in stream order; throws a failed cuMemFreeAsync.
+  void release();
+
+ private:
+  const DriverApi& api_;
+  CUstream stream_;
+  uint64_t bytes_;
+  CUdeviceptr address_ = 0;
+  bool from_allocator_ = false;
+  scatterptx_allocator allocator_{};
+  std::string why_;
+
+  CUresult give_back();
+};
+
+}  // namespace scatterptx::detail

@@ -1,0 +1,39 @@
+#include "run_call.hpp"
+
+#include "group_launch.hpp"
+#include "index_errors.hpp"
+#include "launch.hpp"
+#include "plan.hpp"
+
+namespace scatterptx::detail {
+namespace {
+
+// RECORD: the launches record a bad index in the context's record. CHECKED:
+// they record it in a slot of their own, synchronised and reported.
+template <typename Enqueue>
+void run_with_index_check(const DriverApi& api, ContextState& state, const Problem& problem, CUstream stream,
+                          Enqueue enqueue) {
+  if (problem.index_check == SCATTERPTX_INDEX_CHECKED) {
+    launch_checked(api, state, problem, enqueue, stream);
+  } else {
+    enqueue(state.index_error_slot(kRecordModeSlot));
+  }
+}
+
+}  // namespace
+
+void run_streaming(const DriverApi& api, ContextState& state, const Problem& problem, CUstream stream) {
+  const StreamingPlan plan = make_plan(problem, state.limits);
+  run_with_index_check(api, state, problem, stream,
+                       [&](CUdeviceptr slot) { launch_plan(api, state, problem, plan, slot, stream); });
+}
+
+void run_grouped(const DriverApi& api, ContextState& state, const Problem& problem, const GroupPlan& plan,
+                 CUdeviceptr workspace, CUstream stream) {
+  run_with_index_check(api, state, problem, stream, [&](CUdeviceptr slot) {
+    launch_grouping(api, state, problem, plan, workspace, stream);
+    launch_grouped_execute(api, state, problem, plan, workspace, slot, stream);
+  });
+}
+
+}  // namespace scatterptx::detail

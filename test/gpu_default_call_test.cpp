@@ -1,0 +1,265 @@
+// The default call (scatterptx_scatter_add with path AUTO) in each region of
+// its choice: grouped where grouping wins, privatised for few targets,
+// streaming elsewhere; and where its workspace comes from: a registered
+// allocator (used, failing, misaligned), the library's pool under graph
+// capture, none at all (grouping off), and several streams and threads.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpu_harness.hpp"
+#include "reference.hpp"
+#include "scatter_case.hpp"
+
+namespace scatterptx_test {
+namespace {
+
+// 512-byte rows into a 20 MB out: grouped AUTO's region.
+ScatterShape grouped_shape(scatterptx_dtype dtype) {
+  ScatterShape s;
+  s.dtype = dtype;
+  s.cols = 512 / static_cast<int64_t>(element_bytes(dtype));
+  s.out_rows = 40000;
+  s.src_rows = 100000;
+  return s;
+}
+
+// Counts what the library asks of it; hands out cuMemAlloc'd memory, or
+// NULL when told to fail, or memory 16 bytes off alignment. Released memory
+// is freed only after the test synchronises.
+struct TestAllocator {
+  enum class Mode { kWorking, kFailing, kMisaligned } mode = Mode::kWorking;
+  int allocations = 0;
+  int releases = 0;
+  size_t last_bytes = 0;
+  std::vector<std::unique_ptr<DeviceBuffer>> held;
+
+  static void* allocate(size_t bytes, CUstream, void* self_pointer) {
+    auto* self = static_cast<TestAllocator*>(self_pointer);
+    ++self->allocations;
+    self->last_bytes = bytes;
+    if (self->mode == Mode::kFailing) return nullptr;
+    self->held.push_back(std::make_unique<DeviceBuffer>(bytes + 256));
+    return self->held.back()->pointer(self->mode == Mode::kMisaligned ? 16 : 0);
+  }
+  static void release(void*, size_t, CUstream, void* self_pointer) {
+    ++static_cast<TestAllocator*>(self_pointer)->releases;
+  }
+  scatterptx_allocator registration() {
+    return scatterptx_allocator{&TestAllocator::allocate, &TestAllocator::release, this};
+  }
+};
+
+// Registers an allocator for one test and restores the pool after it.
+class RegisteredAllocator {
+ public:
+  explicit RegisteredAllocator(TestAllocator& allocator) {
+    const scatterptx_allocator registration = allocator.registration();
+    EXPECT_EQ(scatterptx_set_allocator(&registration), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+  }
+  ~RegisteredAllocator() { EXPECT_EQ(scatterptx_set_allocator(nullptr), SCATTERPTX_SUCCESS); }
+};
+
+// Runs the default call on fresh inputs and checks the result and that no
+// index error was recorded; returns the plan it described.
+std::string run_default_call(const ScatterShape& s, uint64_t seed,
+                             scatterptx_grouping grouping = SCATTERPTX_GROUPING_AUTO) {
+  SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
+  const HostScatter host = make_random_scatter(s, seed);
+  DeviceScatter device(s, host);
+  scatterptx_scatter_add_args args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+  args.grouping = grouping;
+  const std::string plan = describe_plan(args);
+  EXPECT_EQ(scatterptx_scatter_add(&args, nullptr), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+  expect_scatter_result(s, host, device, 1);
+  int64_t position = 0;
+  EXPECT_EQ(scatterptx_take_index_error(&position), SCATTERPTX_SUCCESS);
+  EXPECT_EQ(position, -1);
+  return plan;
+}
+
+class DefaultCallTest : public ::testing::TestWithParam<scatterptx_dtype> {
+ protected:
+  void SetUp() override { SCATTERPTX_REQUIRE_GPU(); }
+};
+
+TEST_P(DefaultCallTest, GroupsLongRowsIntoAnOutBeyondL2) {
+  const std::string plan = run_default_call(grouped_shape(GetParam()), fresh_seed());
+  EXPECT_EQ(plan.rfind("mode=segmented", 0), 0u) << plan;
+}
+
+TEST_P(DefaultCallTest, ReportsABadIndexWhenItGroups) {
+  const uint64_t seed = fresh_seed();
+  const ScatterShape s = grouped_shape(GetParam());
+  SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
+  HostScatter host = make_random_scatter(s, seed);
+  host.index[70001] = s.out_rows;
+  host.index[99999] = -2;
+  DeviceScatter device(s, host);
+  for (scatterptx_index_check check : {SCATTERPTX_INDEX_RECORD, SCATTERPTX_INDEX_CHECKED}) {
+    device.reset_out(host.out0);
+    const scatterptx_scatter_add_args args = device.args(SCATTERPTX_PATH_AUTO, check);
+    ASSERT_EQ(describe_plan(args).rfind("mode=segmented", 0), 0u) << describe_plan(args);
+    const scatterptx_status status = scatterptx_scatter_add(&args, nullptr);
+    int64_t position = -1;
+    ASSERT_EQ(scatterptx_take_index_error(&position), SCATTERPTX_SUCCESS);
+    if (check == SCATTERPTX_INDEX_CHECKED) {
+      EXPECT_EQ(status, SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE);
+      EXPECT_NE(std::string(scatterptx_last_error_message()).find("70001"), std::string::npos)
+          << scatterptx_last_error_message();
+      EXPECT_EQ(position, -1);
+    } else {
+      EXPECT_EQ(status, SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+      EXPECT_EQ(position, 70001);
+    }
+    // The valid rows are added either way.
+    expect_scatter_result(s, host, device, 1);
+  }
+}
+
+TEST_P(DefaultCallTest, LeavesFewTargetsToThePrivatisedPath) {
+  ScatterShape s = grouped_shape(GetParam());
+  s.out_rows = 100;
+  const std::string plan = run_default_call(s, fresh_seed());
+  EXPECT_NE(plan.find("path=private"), std::string::npos) << plan;
+}
+
+TEST_P(DefaultCallTest, StreamsShortRows) {
+  ScatterShape s = grouped_shape(GetParam());
+  s.cols = 64 / static_cast<int64_t>(element_bytes(GetParam()));
+  const std::string plan = run_default_call(s, fresh_seed());
+  EXPECT_EQ(plan.rfind("path=", 0), 0u) << plan;
+}
+
+TEST_P(DefaultCallTest, GroupingOffStreamsAndAllocatesNothing) {
+  TestAllocator allocator;
+  RegisteredAllocator registered(allocator);
+  const std::string plan = run_default_call(grouped_shape(GetParam()), fresh_seed(), SCATTERPTX_GROUPING_OFF);
+  EXPECT_EQ(plan.rfind("path=", 0), 0u) << plan;
+  EXPECT_EQ(allocator.allocations, 0);
+}
+
+TEST_P(DefaultCallTest, TakesItsWorkspaceFromTheRegisteredAllocator) {
+  TestAllocator allocator;
+  RegisteredAllocator registered(allocator);
+  const std::string plan = run_default_call(grouped_shape(GetParam()), fresh_seed());
+  EXPECT_EQ(plan.rfind("mode=segmented", 0), 0u) << plan;
+  EXPECT_EQ(allocator.allocations, 1);
+  EXPECT_EQ(allocator.releases, 1);
+  EXPECT_NE(plan.find("workspace_bytes=" + std::to_string(allocator.last_bytes)), std::string::npos) << plan;
+}
+
+TEST_P(DefaultCallTest, AFailingAllocatorMeansStreamingOrAClearError) {
+  TestAllocator allocator;
+  allocator.mode = TestAllocator::Mode::kFailing;
+  RegisteredAllocator registered(allocator);
+  (void)run_default_call(grouped_shape(GetParam()), fresh_seed());
+  EXPECT_EQ(allocator.allocations, 1);
+  EXPECT_EQ(allocator.releases, 0);
+
+  const uint64_t seed = fresh_seed();
+  const ScatterShape s = grouped_shape(GetParam());
+  SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
+  const HostScatter host = make_random_scatter(s, seed);
+  DeviceScatter device(s, host);
+  scatterptx_scatter_add_args args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+  args.grouping = SCATTERPTX_GROUPING_NO_FALLBACK;
+  EXPECT_EQ(scatterptx_scatter_add(&args, nullptr), SCATTERPTX_ERROR_OUT_OF_MEMORY);
+  EXPECT_NE(std::string(scatterptx_last_error_message()).find("allocator returned NULL"), std::string::npos)
+      << scatterptx_last_error_message();
+  EXPECT_TRUE(device.download_out().bytes == host.out0.bytes) << "a refused call wrote to out";
+  EXPECT_EQ(device.guard_damage(), "");
+}
+
+TEST_P(DefaultCallTest, MisalignedMemoryFromTheAllocatorIsGivenBackAndNotUsed) {
+  TestAllocator allocator;
+  allocator.mode = TestAllocator::Mode::kMisaligned;
+  RegisteredAllocator registered(allocator);
+  (void)run_default_call(grouped_shape(GetParam()), fresh_seed());
+  EXPECT_EQ(allocator.allocations, 1);
+  EXPECT_EQ(allocator.releases, 1);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sm90, DefaultCallTest, ::testing::Values(SCATTERPTX_F32, SCATTERPTX_BF16),
+                         [](const ::testing::TestParamInfo<scatterptx_dtype>& info) {
+                           return std::string(dtype_name(info.param));
+                         });
+
+TEST(DefaultCall, ACapturedAllocatingCallReplaysAHundredTimesInFlatMemory) {
+  SCATTERPTX_REQUIRE_GPU();
+  const uint64_t seed = fresh_seed();
+  const ScatterShape s = grouped_shape(SCATTERPTX_F32);
+  SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
+  const HostScatter host = make_random_scatter(s, seed);
+  DeviceScatter device(s, host);
+  const scatterptx_scatter_add_args args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+  ASSERT_EQ(describe_plan(args).rfind("mode=segmented", 0), 0u) << describe_plan(args);
+  ASSERT_EQ(scatterptx_prepare(), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+  Stream stream;
+  DRIVER_CALL(cuStreamBeginCapture, stream.get(), CU_STREAM_CAPTURE_MODE_GLOBAL);
+  const scatterptx_status captured = scatterptx_scatter_add(&args, stream.get());
+  CUgraph graph = nullptr;
+  DRIVER_CALL(cuStreamEndCapture, stream.get(), &graph);
+  ASSERT_EQ(captured, SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+  CUgraphExec exec = nullptr;
+  DRIVER_CALL(cuGraphInstantiateWithFlags, &exec, graph, 0);
+  DRIVER_CALL(cuGraphLaunch, exec, stream.get());
+  stream.synchronize();
+  const size_t free_after_first = free_device_memory();
+  for (int replay = 1; replay < 100; ++replay) DRIVER_CALL(cuGraphLaunch, exec, stream.get());
+  stream.synchronize();
+  EXPECT_EQ(free_device_memory(), free_after_first) << "replays took device memory";
+  expect_scatter_result(s, host, device, 100);
+  DRIVER_CALL(cuGraphExecDestroy, exec);
+  DRIVER_CALL(cuGraphDestroy, graph);
+  int64_t position = 0;
+  ASSERT_EQ(scatterptx_take_index_error(&position), SCATTERPTX_SUCCESS);
+  EXPECT_EQ(position, -1);
+}
+
+TEST(DefaultCall, FourStreamsFromTwoThreadsAtOnce) {
+  SCATTERPTX_REQUIRE_GPU();
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  constexpr int kThreads = 2;
+  constexpr int kStreamsPerThread = 2;
+  constexpr int kCallsPerStream = 3;
+  const ScatterShape s = grouped_shape(SCATTERPTX_BF16);
+  std::vector<HostScatter> hosts;
+  std::vector<std::unique_ptr<DeviceScatter>> devices;
+  for (int k = 0; k < kThreads * kStreamsPerThread; ++k) {
+    hosts.push_back(make_random_scatter(s, derive_seed(seed, static_cast<uint64_t>(k))));
+    devices.push_back(std::make_unique<DeviceScatter>(s, hosts.back()));
+  }
+  std::vector<scatterptx_status> statuses(kThreads * kStreamsPerThread, SCATTERPTX_SUCCESS);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      if (make_gpu_current().state != GpuStatus::State::kReady) return;
+      std::vector<std::unique_ptr<Stream>> streams;
+      for (int k = 0; k < kStreamsPerThread; ++k) streams.push_back(std::make_unique<Stream>());
+      for (int call = 0; call < kCallsPerStream; ++call) {
+        for (int k = 0; k < kStreamsPerThread; ++k) {
+          const int slot = t * kStreamsPerThread + k;
+          const auto args = devices[slot]->args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+          const scatterptx_status status = scatterptx_scatter_add(&args, streams[k]->get());
+          if (status != SCATTERPTX_SUCCESS) statuses[slot] = status;
+        }
+      }
+      for (auto& stream : streams) stream->synchronize();
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int k = 0; k < kThreads * kStreamsPerThread; ++k) {
+    SCOPED_TRACE(k);
+    EXPECT_EQ(statuses[k], SCATTERPTX_SUCCESS) << scatterptx_status_name(statuses[k]);
+    expect_scatter_result(s, hosts[k], *devices[k], kCallsPerStream);
+  }
+}
+
+}  // namespace
+}  // namespace scatterptx_test
