@@ -51,6 +51,7 @@ namespace scatterptx::detail {
   X(cuMemAlloc)                           \
   X(cuMemFree)                            \
   X(cuMemGetInfo)                         \
+  X(cuDeviceGetGraphMemAttribute)         \
   X(cuMemPoolCreate)                      \
   X(cuMemPoolDestroy)                     \
   X(cuMemPoolSetAttribute)                \
