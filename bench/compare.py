@@ -176,11 +176,12 @@ def run_system(torch, timer, system, inputs, ref, tol):
     return record
 
 
-def _measure_scenario(torch, timer, systems, s, error_bound, result):
+def _measure_scenario(torch, timer, systems, s, description, result):
     """Fills result; the scenario's tensors are this frame's locals and go with it."""
     from compare_systems import Inputs
 
-    index = sc.make_index(s)
+    error_bound = description["error_bound"]
+    index = sc.load_index(description["bench"], s, description["quick"])
     src = sc.random_nonzero(s.src_rows, s.cols, s.dtype, s, "src")
     out0 = sc.random_nonzero(s.out_rows, s.cols, s.dtype, s, "out")
     out = out0.clone()
@@ -189,7 +190,7 @@ def _measure_scenario(torch, timer, systems, s, error_bound, result):
     result["distinct_targets"] = distinct
     result["max_count"] = int(counts.max())
     del counts
-    floors = s.floors_bytes  # the C++ bench's, from its own index of this scenario
+    floors = s.floors_bytes  # the C++ bench's, from the same index
     result["floors_bytes"] = floors
 
     dst = torch.empty_like(src)
@@ -216,12 +217,12 @@ def _measure_scenario(torch, timer, systems, s, error_bound, result):
         log(f"    {system.key:24s} {shown.strip()}  [{record['elapsed_s']:.1f} s]")
 
 
-def run_scenario(torch, timer, systems, s, error_bound):
+def run_scenario(torch, timer, systems, s, description):
     result = {"scenario": dict(dataclasses.asdict(s), shape_text=s.shape_text()),
               "systems": {}}
     started = time.perf_counter()
     try:
-        _measure_scenario(torch, timer, systems, s, error_bound, result)
+        _measure_scenario(torch, timer, systems, s, description, result)
     except Exception as e:  # noqa: BLE001 - one scenario's failure does not end the run
         result["error"] = f"{type(e).__name__}: {e}"[:2000]
         result["traceback"] = traceback.format_exc()
@@ -312,7 +313,7 @@ def main(argv=None):
     results = []
     for n, s in enumerate(scenarios, 1):
         log(f"[{n}/{len(scenarios)}] {s.name}: {s.shape_text()} rows, D={s.cols}, {s.dtype}")
-        result = run_scenario(torch, timer, systems, s, description["error_bound"])
+        result = run_scenario(torch, timer, systems, s, description)
         results.append(result)
         gc.collect()
         torch.cuda.empty_cache()

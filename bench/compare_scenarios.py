@@ -1,7 +1,8 @@
 """Scenarios for bench/compare.py: the C++ benchmark's suite (bench/scenarios.tsv)
 with its floors' bytes and the error bound, as scatterptx-bench --describe
-writes them (each defined once, in C++); their inputs on the GPU, the float64
-reference and the per-element rounding-bound check."""
+writes them (each defined once, in C++); their inputs on the GPU (the index
+is the bench's own, src and out are drawn here), the float64 reference and
+the per-element rounding-bound check."""
 
 import dataclasses
 import json
@@ -19,7 +20,7 @@ MIN_MAGNITUDE = 1.0 / 64
 @dataclasses.dataclass(frozen=True)
 class Scenario:
     name: str
-    kind: str  # uniform, high_cont, sorted, few_targets, few_idx
+    kind: str  # uniform, high_cont, sorted, few_targets, few_idx, power_law, zipf, moe_topk/E
     src_rows: int  # M
     out_rows: int  # T (out has T rows; the distinct targets may be fewer)
     cols: int  # D
@@ -39,8 +40,9 @@ def count_text(n):
 
 
 def describe(bench, quick=False, filters=()):
-    """(scenarios, description) from `bench --describe` (no GPU needed);
-    raises RuntimeError with the bench's message when it fails."""
+    """(scenarios, description) from `bench --describe` (no GPU needed), the
+    description noting the bench, for load_index; raises RuntimeError with
+    the bench's message when it fails."""
     if not os.access(bench, os.X_OK):
         raise RuntimeError(f"no scatterptx-bench at {bench}: build it (make) or pass --bench")
     with tempfile.TemporaryDirectory() as folder:
@@ -53,6 +55,7 @@ def describe(bench, quick=False, filters=()):
             raise RuntimeError((done.stderr or done.stdout).strip())
         with open(path) as f:
             description = json.load(f)
+    description["bench"] = bench
     fields = {f.name for f in dataclasses.fields(Scenario)}
     scenarios = [Scenario(**{k: v for k, v in s.items() if k in fields}) for s in description["scenarios"]]
     return scenarios, description
@@ -77,25 +80,26 @@ def _generator(scenario, role):
     return g
 
 
-def make_index(scenario):
-    """int64 index of the scenario's kind, as bench/scenarios.cpp defines the kinds."""
+def load_index(bench, scenario, quick=False):
+    """The scenario's int64 index on the GPU: the very index scatterptx-bench
+    times, written by its `--describe --index-dir` (each kind is defined once,
+    in bench/scenarios.cpp). Raises RuntimeError with the bench's message."""
     import torch
 
-    m, t, g = scenario.src_rows, scenario.out_rows, _generator(scenario, "index")
-    if scenario.kind in ("uniform", "few_targets"):
-        return torch.randint(0, t, (m,), generator=g, device="cuda", dtype=torch.int64)
-    if scenario.kind == "high_cont":  # exactly half of the positions hold target 0
-        hot = m // 2
-        idx = torch.zeros(m, device="cuda", dtype=torch.int64)
-        idx[hot:] = torch.randint(0, t, (m - hot,), generator=g, device="cuda", dtype=torch.int64)
-        return idx[torch.randperm(m, generator=g, device="cuda")].contiguous()
-    if scenario.kind == "sorted":
-        idx = torch.randint(0, t, (m,), generator=g, device="cuda", dtype=torch.int64)
-        return torch.sort(idx).values.contiguous()
-    if scenario.kind == "few_idx":  # src row i -> perm[i % T]
-        perm = torch.randperm(t, generator=g, device="cuda")
-        return perm[torch.arange(m, device="cuda") % t].contiguous()
-    raise ValueError(f"unknown index kind {scenario.kind!r}")
+    with tempfile.TemporaryDirectory() as folder:
+        command = [bench, "--describe", os.path.join(folder, "describe.json"), "--index-dir", folder,
+                   "--scenario", scenario.name] + (["--quick"] if quick else [])
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError((done.stderr or done.stdout).strip())
+        path = os.path.join(folder, scenario.name + ".int64")
+        expected = scenario.src_rows * 8
+        if not os.path.isfile(path) or os.path.getsize(path) != expected:
+            raise RuntimeError(f"{bench} wrote no {expected}-byte index for {scenario.name} in {folder}")
+        with open(path, "rb") as f:
+            data = bytearray(f.read())  # writable, so torch.frombuffer shares it without a warning
+    # Raw int64 in the host's byte order: little-endian where both programs run.
+    return torch.frombuffer(data, dtype=torch.int64).to("cuda")
 
 
 def random_nonzero(rows, cols, dtype_name, scenario, role):

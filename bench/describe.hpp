@@ -11,8 +11,11 @@
 namespace scatterptx_bench {
 
 // Builds each scenario's index on the host (as the timed run does) to count
-// its distinct targets. Throws BenchError when the file cannot be written.
+// its distinct targets. With an index_dir, also writes that index there as
+// <name>.int64 (raw little-endian int64, the file's path in the JSON), so
+// that compare.py times the very index the bench does. Throws BenchError
+// when a file cannot be written.
 void write_description(const std::string& path, const std::vector<Scenario>& scenarios, bool quick,
-                       int64_t head_start_cycles);
+                       int64_t head_start_cycles, const std::string& index_dir);
 
 }  // namespace scatterptx_bench

@@ -29,13 +29,14 @@ def main():
     from compare_systems import Timer
 
     l2 = torch.cuda.get_device_properties(0).L2_cache_size
-    scenarios, description = sc.describe(os.path.join(os.path.dirname(HERE), "build", "bench", "scatterptx-bench"))
+    bench = os.path.join(os.path.dirname(HERE), "build", "bench", "scatterptx-bench")
+    scenarios, description = sc.describe(bench)
     timers = {"no head start": Timer(l2, 3, 30, 5.0),
               "+gpu sleep": Timer(l2, 3, 30, 5.0, head_start_cycles=description["head_start_cycles"])}
     chosen = [s for s in scenarios
               if s.name.startswith("small_rows") and ("f64" in s.name or "32B-d8-f32" in s.name)]
     for s in chosen:
-        index = sc.make_index(s)
+        index = sc.load_index(bench, s)
         src = sc.random_nonzero(s.src_rows, s.cols, s.dtype, s, "src")
         out0 = sc.random_nonzero(s.out_rows, s.cols, s.dtype, s, "out")
         out = out0.clone()

@@ -67,6 +67,7 @@ std::unique_ptr<OutInputs> make_out(const Scenario& s) {
 std::unique_ptr<IndexInputs> make_index_inputs(const Scenario& s, int64_t host_prefix_rows) {
   auto index = std::make_unique<IndexInputs>();
   index->kind = s.kind;
+  index->experts = s.experts;
   index->src_rows = s.src_rows;
   index->out_rows = s.out_rows;
   log_generation("index", static_cast<size_t>(s.src_rows) * sizeof(int64_t));
@@ -82,8 +83,12 @@ std::unique_ptr<IndexInputs> make_index_inputs(const Scenario& s, int64_t host_p
 }  // namespace
 
 std::vector<int64_t> scenario_index(const Scenario& s) {
-  return make_index(s.kind, s.src_rows, s.out_rows,
-                    seed_for(kIndexSeed, static_cast<uint64_t>(s.kind), s.src_rows, s.out_rows));
+  // The experts enter above the kind's bits: zero for every other kind,
+  // whose seeds stay what they were before moe_topk existed.
+  const uint64_t kind_and_experts =
+      static_cast<uint64_t>(s.kind) | static_cast<uint64_t>(s.experts) << 32;
+  return make_index(s.kind, s.src_rows, s.out_rows, s.experts,
+                    seed_for(kIndexSeed, kind_and_experts, s.src_rows, s.out_rows));
 }
 
 ProblemInputs InputCache::prepare(const Scenario& s) {
@@ -91,8 +96,8 @@ ProblemInputs InputCache::prepare(const Scenario& s) {
                             source_->dtype != s.dtype;
   const bool out_stale =
       !out_ || out_->rows != s.out_rows || out_->cols != s.cols || out_->dtype != s.dtype;
-  const bool index_stale = !index_ || index_->kind != s.kind || index_->src_rows != s.src_rows ||
-                           index_->out_rows != s.out_rows;
+  const bool index_stale = !index_ || index_->kind != s.kind || index_->experts != s.experts ||
+                           index_->src_rows != s.src_rows || index_->out_rows != s.out_rows;
   // Free every stale part before allocating any replacement, so device
   // memory never holds two scenarios' worth.
   if (source_stale) source_.reset();

@@ -2,7 +2,7 @@
 // correctness check needs, cached so neighbouring scenarios reuse them.
 //
 // Three independent parts, each regenerated only when its defining numbers
-// change: src (M, D, dtype), out (T, D, dtype) and index (kind, M, T). A part
+// change: src (M, D, dtype), out (T, D, dtype) and index (kind, M, T; moe_topk's experts). A part
 // is freed before its replacement is allocated, so device memory holds one
 // scenario's worth at a time.
 #pragma once
@@ -37,6 +37,7 @@ struct OutInputs {
 
 struct IndexInputs {
   IndexKind kind = IndexKind::uniform;
+  int64_t experts = 0;  // moe_topk's
   int64_t src_rows = 0;
   int64_t out_rows = 0;
   DeviceBuffer index;  // int64, src_rows entries

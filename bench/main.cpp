@@ -158,7 +158,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (!options.describe_path.empty()) {
-      write_description(options.describe_path, scenarios, options.quick, options.head_start_cycles);
+      write_description(options.describe_path, scenarios, options.quick, options.head_start_cycles,
+                        options.index_dir);
       return kExitOk;
     }
     return run_benchmark(options, scenarios);

@@ -60,9 +60,12 @@ every run.
   --describe FILE       write the selected scenarios with their floors' bytes,
                         the error bound and the head start as JSON, and exit
                         (no GPU needed; bench/compare.py reads it)
+  --index-dir DIR       with --describe: also write each scenario's index to
+                        DIR/NAME.int64 (raw int64), the index the bench times
   --scenario NAME       run only scenarios whose name contains NAME (repeatable)
   --shape K:M:T:D:DT    run this one case instead of the suite (repeatable);
-                        K uniform|high_cont|sorted|few_targets|few_idx,
+                        K uniform|high_cont|sorted|few_targets|few_idx|
+                        power_law|zipf|moe_topk/E (E experts, M = k * T),
                         M and T counts (7.77e6, 1.72M, 500K), DT f32|f16|bf16|f64
   --mode M              what to time (repeatable; default: streaming, segmented)
                         streaming: scatterptx_scatter_add
@@ -123,8 +126,9 @@ bool parse_options(int argc, char** argv, Options* options, std::string* error) 
       continue;
     }
     static const char* const kValueOptions[] = {
-        "--json", "--describe", "--scenario",    "--shape", "--mode",   "--path",  "--chunk-bytes", "--stages",
-        "--warps", "--ctas-per-sm", "--runs",  "--warmup", "--device", "--head-start-cycles"};
+        "--json",  "--describe",    "--index-dir", "--scenario", "--shape",  "--mode",
+        "--path",  "--chunk-bytes", "--stages",    "--warps",    "--ctas-per-sm", "--runs",
+        "--warmup", "--device",     "--head-start-cycles"};
     bool takes_value = false;
     for (const char* known : kValueOptions) takes_value = takes_value || flag == known;
     if (!takes_value) {
@@ -151,6 +155,8 @@ bool parse_options(int argc, char** argv, Options* options, std::string* error) 
       parsed.json_path = value;
     } else if (flag == "--describe") {
       parsed.describe_path = value;
+    } else if (flag == "--index-dir") {
+      parsed.index_dir = value;
     } else if (flag == "--scenario") {
       parsed.scenario_filters.push_back(value);
     } else if (flag == "--shape") {
@@ -201,6 +207,10 @@ bool parse_options(int argc, char** argv, Options* options, std::string* error) 
       }
       parsed.device = static_cast<int>(number);
     }
+  }
+  if (!parsed.index_dir.empty() && parsed.describe_path.empty()) {
+    *error = "--index-dir goes with --describe";
+    return false;
   }
   if (parsed.sweep && parsed.schedule_given) {
     *error = "--sweep chooses the schedules itself; drop --chunk-bytes/--stages/--warps/--ctas-per-sm";

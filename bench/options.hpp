@@ -13,6 +13,7 @@ namespace scatterptx_bench {
 struct Options {
   std::string json_path;                      // --json FILE; empty: no JSON
   std::string describe_path;                  // --describe FILE: write, time nothing
+  std::string index_dir;                      // --index-dir DIR: --describe writes the indices there
   std::vector<std::string> scenario_filters;  // --scenario NAME (substring; any may match)
   std::vector<std::string> shapes;            // --shape kind:M:T:D:dtype; replaces the suite
   std::vector<ExecutionMode> modes = default_execution_modes();  // --mode (repeatable)

@@ -130,7 +130,7 @@ void write_scenario(JsonWriter& json, const ScenarioResult& r) {
   const Scenario& s = r.scenario;
   json.begin_object();
   json.field("name", s.name);
-  json.field("kind", index_kind_name(s.kind));
+  json.field("kind", index_kind_text(s));
   json.field("dtype", scatterptx_dtype_name(s.dtype));
   json.field("src_rows", s.src_rows);
   json.field("out_rows", s.out_rows);

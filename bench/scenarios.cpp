@@ -11,7 +11,9 @@
 #include "bench_data.hpp"
 
 #include "element_types.hpp"
+#include "moe_index.hpp"
 #include "random_fill.hpp"
+#include "ranked_index.hpp"
 
 namespace scatterptx_bench {
 namespace {
@@ -48,6 +50,31 @@ std::vector<std::string> split(const std::string& text, char separator) {
   return parts;
 }
 
+constexpr IndexKind kAllKinds[] = {IndexKind::uniform,     IndexKind::high_cont, IndexKind::sorted,
+                                   IndexKind::few_targets, IndexKind::few_idx,   IndexKind::power_law,
+                                   IndexKind::zipf,        IndexKind::moe_topk};
+
+// "uniform" or "moe_topk/256": the kind and, for moe_topk, its experts.
+bool parse_kind_text(const std::string& text, IndexKind* kind, int64_t* experts) {
+  const std::vector<std::string> parts = split(text, '/');
+  if (!parse_index_kind(parts[0], kind)) return false;
+  *experts = 0;
+  if (*kind != IndexKind::moe_topk) return parts.size() == 1;
+  return parts.size() == 2 && parse_count(parts[1], experts);
+}
+
+// moe_topk routes each of the T targets to k = M / T of its experts.
+bool check_kind_sizes(const Scenario& s, std::string* error) {
+  if (s.kind != IndexKind::moe_topk) return true;
+  if (s.src_rows % s.out_rows != 0 || s.src_rows / s.out_rows > s.experts) {
+    *error = "moe_topk/" + std::to_string(s.experts) + " wants M = k * T with k <= " +
+             std::to_string(s.experts) + " experts, has M " + std::to_string(s.src_rows) +
+             " and T " + std::to_string(s.out_rows);
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 const char* index_kind_name(IndexKind kind) {
@@ -57,19 +84,27 @@ const char* index_kind_name(IndexKind kind) {
     case IndexKind::sorted: return "sorted";
     case IndexKind::few_targets: return "few_targets";
     case IndexKind::few_idx: return "few_idx";
+    case IndexKind::power_law: return "power_law";
+    case IndexKind::zipf: return "zipf";
+    case IndexKind::moe_topk: return "moe_topk";
   }
   return "?";
 }
 
 bool parse_index_kind(const std::string& text, IndexKind* kind) {
-  for (IndexKind k : {IndexKind::uniform, IndexKind::high_cont, IndexKind::sorted,
-                      IndexKind::few_targets, IndexKind::few_idx}) {
+  for (IndexKind k : kAllKinds) {
     if (text == index_kind_name(k)) {
       *kind = k;
       return true;
     }
   }
   return false;
+}
+
+std::string index_kind_text(const Scenario& scenario) {
+  std::string text = index_kind_name(scenario.kind);
+  if (scenario.kind == IndexKind::moe_topk) text += "/" + std::to_string(scenario.experts);
+  return text;
 }
 
 int64_t row_bytes(const Scenario& scenario) {
@@ -92,12 +127,17 @@ bool parse_scenario_table(const std::string& text, bool quick, std::vector<Scena
     Scenario s;
     s.name = fields[0];
     const int size_column = quick ? 6 : 2;  // src_rows, out_rows, cols of the chosen sizes
-    if (s.name.empty() || !parse_index_kind(fields[1], &s.kind) ||
+    if (s.name.empty() || !parse_kind_text(fields[1], &s.kind, &s.experts) ||
         !scatterptx_testing::parse_dtype(fields[5], &s.dtype) ||
         !parse_count(fields[size_column], &s.src_rows) ||
         !parse_count(fields[size_column + 1], &s.out_rows) ||
         !parse_count(fields[size_column + 2], &s.cols)) {
       *error = where + ": bad name, kind, dtype or count in '" + line + "'";
+      return false;
+    }
+    std::string sizes_error;
+    if (!check_kind_sizes(s, &sizes_error)) {
+      *error = where + ": " + sizes_error;
       return false;
     }
     for (const Scenario& earlier : parsed) {
@@ -139,9 +179,9 @@ bool parse_shape(const std::string& text, Scenario* scenario, std::string* error
     return false;
   }
   Scenario s;
-  if (!parse_index_kind(parts[0], &s.kind)) {
+  if (!parse_kind_text(parts[0], &s.kind, &s.experts)) {
     *error = "--shape: unknown kind '" + parts[0] +
-             "' (uniform, high_cont, sorted, few_targets, few_idx)";
+             "' (uniform, high_cont, sorted, few_targets, few_idx, power_law, zipf, moe_topk/E)";
     return false;
   }
   if (!parse_count(parts[1], &s.src_rows) || !parse_count(parts[2], &s.out_rows) ||
@@ -153,14 +193,21 @@ bool parse_shape(const std::string& text, Scenario* scenario, std::string* error
     *error = "--shape: unknown dtype '" + parts[4] + "' (f32, f16, bf16, f64)";
     return false;
   }
-  s.name = "shape-" + std::string(index_kind_name(s.kind)) + "-" + std::to_string(s.src_rows) +
+  if (!check_kind_sizes(s, error)) {
+    *error = "--shape: " + *error;
+    return false;
+  }
+  s.name = "shape-" + std::string(index_kind_name(s.kind)) +
+           (s.experts > 0 ? "-e" + std::to_string(s.experts) : std::string()) + "-" + std::to_string(s.src_rows) +
            "-" + std::to_string(s.out_rows) + "-d" + std::to_string(s.cols) + "-" +
            scatterptx_dtype_name(s.dtype);
   *scenario = s;
   return true;
 }
 
-std::vector<int64_t> make_index(IndexKind kind, int64_t src_rows, int64_t out_rows, uint64_t seed) {
+std::vector<int64_t> make_index(IndexKind kind, int64_t src_rows, int64_t out_rows, int64_t experts,
+                                uint64_t seed) {
+  if (kind == IndexKind::moe_topk) return make_moe_index(out_rows, src_rows / out_rows, experts, seed);
   const size_t m = static_cast<size_t>(src_rows);
   std::vector<int64_t> index(m);
   switch (kind) {
@@ -194,6 +241,14 @@ std::vector<int64_t> make_index(IndexKind kind, int64_t src_rows, int64_t out_ro
       for (size_t i = 0; i < m; ++i) index[i] = permutation[i % permutation.size()];
       break;
     }
+    case IndexKind::power_law:
+      fill_ranked_index(index.data(), m, out_rows, kPowerLawRankExponent, seed);
+      break;
+    case IndexKind::zipf:
+      fill_ranked_index(index.data(), m, out_rows, kZipfRankExponent, seed);
+      break;
+    case IndexKind::moe_topk:
+      break;  // made above
   }
   return index;
 }
