@@ -4,12 +4,13 @@ bar chart. Needs only the standard library (and matplotlib for the PNG)."""
 import json
 import statistics
 
-OURS_KEYS = ("scatterptx", "scatterptx_segmented", "scatterptx_plan", "scatterptx_deterministic",
-             "scatterptx_grouped_auto")
+OURS_KEYS = ("scatterptx", "scatterptx_streaming", "scatterptx_segmented", "scatterptx_plan",
+             "scatterptx_deterministic", "scatterptx_grouped_auto")
 TORCH_KEYS = ("scatter_add", "index_add", "compiled_scatter_add", "compiled_index_add")
 KEYS = OURS_KEYS + TORCH_KEYS + ("segment_reduce", "seed")
 HEADERS = {
-    "scatterptx": "libscatterptx AUTO",
+    "scatterptx": "libscatterptx default call",
+    "scatterptx_streaming": "libscatterptx streaming",
     "scatterptx_segmented": "libscatterptx segmented",
     "scatterptx_plan": "libscatterptx plan execute",
     "scatterptx_deterministic": "libscatterptx deterministic",
@@ -155,7 +156,8 @@ def markdown(meta, results):
         "bytes read + written); T = distinct targets of the C++ bench's index (scatterptx-bench --describe)",
         "- segment_reduce: index sorted, src reordered and lengths counted once outside the "
         "timing; timed: segment_reduce + out[targets] += sums",
-        "- libscatterptx AUTO: scatter_add_ (streaming); segmented and deterministic: "
+        "- libscatterptx default call: scatter_add_ (grouping where it wins, its workspace from torch's "
+        "caching allocator); streaming: scatter_add_ with grouping off; segmented and deterministic: "
         "scatter_add_grouped (grouping and sums in one call) into a workspace allocated outside the "
         "timing; plan execute: a segmented Plan built outside the timing, executed; plan build: that "
         "Plan's creation (grouping the index, synchronising), median of 5 after a warm-up, into a "
@@ -163,7 +165,7 @@ def markdown(meta, results):
         f"- Commit: `{meta.get('commit', 'unknown')}`",
         f"- Command: `{meta.get('command', '')}`",
         "",
-        "## Times (ms); in brackets: peer time / libscatterptx AUTO time (> 1: libscatterptx is faster)",
+        "## Times (ms); in brackets: peer time / libscatterptx default call's time (> 1: libscatterptx is faster)",
         "",
     ]
     header = ["scenario", "M -> T", "D", "dtype", "copy", "ideal floor", "no-reuse floor"]

@@ -43,14 +43,15 @@ class System:
 
 
 class ScatterPtx(System):
-    key = "scatterptx"
+    """scatter_add_: the default call (grouping "auto", its workspace from
+    torch's caching allocator), or the streaming paths alone ("off")."""
 
-    def __init__(self, module):
-        self.module = module
+    def __init__(self, module, key="scatterptx", grouping="auto"):
+        self.module, self.key, self.grouping = module, key, grouping
 
     def prepare(self, inputs):
-        index, src, scatter_add_ = inputs.index, inputs.src, self.module.scatter_add_
-        return lambda out: scatter_add_(out, index, src, path="auto")
+        index, src, scatter_add_, grouping = inputs.index, inputs.src, self.module.scatter_add_, self.grouping
+        return lambda out: scatter_add_(out, index, src, grouping=grouping)
 
 
 class ScatterPtxGrouped(System):
@@ -226,6 +227,7 @@ def make_systems(scatterptx_module, seed_module, compile_peers, timer):
     systems = []
     if scatterptx_module is not None:
         systems += [ScatterPtx(scatterptx_module),
+                    ScatterPtx(scatterptx_module, "scatterptx_streaming", grouping="off"),
                     ScatterPtxGrouped(scatterptx_module, "scatterptx_segmented", deterministic=False),
                     ScatterPtxPlan(scatterptx_module, timer),
                     ScatterPtxGrouped(scatterptx_module, "scatterptx_deterministic", deterministic=True),

@@ -68,7 +68,7 @@ every run.
                         power_law|zipf|moe_topk/E (E experts, M = k * T),
                         M and T counts (7.77e6, 1.72M, 500K), DT f32|f16|bf16|f64
   --mode M              what to time (repeatable; default: streaming, segmented)
-                        streaming: scatterptx_scatter_add
+                        streaming: scatterptx_scatter_add, grouping off
                         segmented: grouped by target, three timings:
                           scatterptx_scatter_add_grouped (workspace
                           allocated beforehand), scatterptx_plan_create,
