@@ -58,14 +58,25 @@ class GroupOptions(ctypes.Structure):
     ]
 
 
+LIBRARY_NAME = "libscatterptx.so"
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# The checkout this package sits in when it is used from the source tree
+# (python/scatterptx/ under the repository root).
+CHECKOUT_DIR = os.path.dirname(os.path.dirname(PACKAGE_DIR))
+
+
 def _candidate_paths():
+    """Where the library is looked for, in order: SCATTERPTX_LIBRARY alone when
+    set; else the copy inside this package (an installed wheel), this
+    checkout's build/ (source-tree use), and the system loader's search."""
     explicit = os.environ.get("SCATTERPTX_LIBRARY")
     if explicit:
         yield explicit
         return
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    yield os.path.join(repo, "build", "libscatterptx.so")
-    yield "libscatterptx.so"
+    yield os.path.join(PACKAGE_DIR, LIBRARY_NAME)
+    if os.path.isfile(os.path.join(CHECKOUT_DIR, "CMakeLists.txt")):
+        yield os.path.join(CHECKOUT_DIR, "build", LIBRARY_NAME)
+    yield LIBRARY_NAME
 
 
 def _load():
@@ -77,7 +88,9 @@ def _load():
         except OSError as error:
             errors.append(f"{path}: {error}")
     else:
-        raise OSError("cannot load libscatterptx (set SCATTERPTX_LIBRARY): " + "; ".join(errors))
+        raise OSError("cannot load libscatterptx (pip install the package, build this checkout with "
+                      "`make`, or set SCATTERPTX_LIBRARY to the library's path); tried "
+                      + "; ".join(errors))
     lib.scatterptx_scatter_add_args_init.argtypes = [ctypes.POINTER(Args)]
     lib.scatterptx_scatter_add_args_init.restype = None
     lib.scatterptx_scatter_add.argtypes = [ctypes.POINTER(Args), ctypes.c_void_p]
