@@ -1,6 +1,7 @@
 """ctypes declarations of include/scatterptx/scatterptx.h and status handling."""
 
 import ctypes
+import importlib.resources
 import os
 
 SUCCESS = 0
@@ -73,7 +74,10 @@ def _candidate_paths():
     if explicit:
         yield explicit
         return
-    yield os.path.join(PACKAGE_DIR, LIBRARY_NAME)
+    # Through importlib.resources rather than PACKAGE_DIR: in an editable
+    # install (pip install -e .) the sources stay here and the built library
+    # lies in site-packages/scatterptx/, which only the resource view joins.
+    yield str(importlib.resources.files(__package__) / LIBRARY_NAME)
     if os.path.isfile(os.path.join(CHECKOUT_DIR, "CMakeLists.txt")):
         yield os.path.join(CHECKOUT_DIR, "build", LIBRARY_NAME)
     yield LIBRARY_NAME
