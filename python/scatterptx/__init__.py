@@ -8,17 +8,20 @@ scatter_add_ reduces every source row into out on its own (streaming);
 scatter_add_grouped and Plan group the rows by target first, once per call or
 once per index (see include/scatterptx/scatterptx.h, "Grouped execution").
 
-The library is found through ``SCATTERPTX_LIBRARY`` (a path), else beside this
-package's source tree in ``build/``, else by the system loader.
+The library is the one that ``SCATTERPTX_LIBRARY`` names (a path), else the
+libscatterptx.so inside this package (pip install), else the checkout's
+``build/`` (source-tree use), else the system loader's.
 """
 
 from ._binding import ScatterPtxError, library, prepare, take_index_error
 from ._dispatch import scatter_add_, scatter_add_pointers
 from ._grouped import Plan, grouped_workspace_size, scatter_add_grouped
+from ._version import __version__
 
 __all__ = [
     "Plan",
     "ScatterPtxError",
+    "__version__",
     "grouped_workspace_size",
     "library",
     "prepare",

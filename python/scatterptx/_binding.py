@@ -1,6 +1,7 @@
 """ctypes declarations of include/scatterptx/scatterptx.h and status handling."""
 
 import ctypes
+import importlib.resources
 import os
 
 SUCCESS = 0
@@ -58,14 +59,28 @@ class GroupOptions(ctypes.Structure):
     ]
 
 
+LIBRARY_NAME = "libscatterptx.so"
+PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+# The checkout this package sits in when it is used from the source tree
+# (python/scatterptx/ under the repository root).
+CHECKOUT_DIR = os.path.dirname(os.path.dirname(PACKAGE_DIR))
+
+
 def _candidate_paths():
+    """Where the library is looked for, in order: SCATTERPTX_LIBRARY alone when
+    set; else the copy inside this package (an installed wheel), this
+    checkout's build/ (source-tree use), and the system loader's search."""
     explicit = os.environ.get("SCATTERPTX_LIBRARY")
     if explicit:
         yield explicit
         return
-    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    yield os.path.join(repo, "build", "libscatterptx.so")
-    yield "libscatterptx.so"
+    # Through importlib.resources rather than PACKAGE_DIR: in an editable
+    # install (pip install -e .) the sources stay here and the built library
+    # lies in site-packages/scatterptx/, which only the resource view joins.
+    yield str(importlib.resources.files(__package__) / LIBRARY_NAME)
+    if os.path.isfile(os.path.join(CHECKOUT_DIR, "CMakeLists.txt")):
+        yield os.path.join(CHECKOUT_DIR, "build", LIBRARY_NAME)
+    yield LIBRARY_NAME
 
 
 def _load():
@@ -77,7 +92,9 @@ def _load():
         except OSError as error:
             errors.append(f"{path}: {error}")
     else:
-        raise OSError("cannot load libscatterptx (set SCATTERPTX_LIBRARY): " + "; ".join(errors))
+        raise OSError("cannot load libscatterptx (pip install the package, build this checkout with "
+                      "`make`, or set SCATTERPTX_LIBRARY to the library's path); tried "
+                      + "; ".join(errors))
     lib.scatterptx_scatter_add_args_init.argtypes = [ctypes.POINTER(Args)]
     lib.scatterptx_scatter_add_args_init.restype = None
     lib.scatterptx_scatter_add.argtypes = [ctypes.POINTER(Args), ctypes.c_void_p]

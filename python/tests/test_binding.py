@@ -5,12 +5,9 @@ in float64."""
 import ctypes
 import math
 import os
-import sys
 import unittest
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-import scatterptx  # noqa: E402
+from package_under_test import scatterptx
 
 FAKE = 0x10000  # aligned, never dereferenced: validation runs before the driver
 
