@@ -1,0 +1,390 @@
+"""Tests of scatterptx.torch: the torch.library operators and scatter.
+
+Without torch every case skips. The CPU cases run wherever torch does (CPU
+tensors take the fallback to torch's own op, which exercises the operator
+registration, fake implementations, autograd, torch.compile and export);
+the GPU cases need an sm_90+ GPU. The fallback for GPUs below sm_90 cannot
+be exercised on an sm_90+ machine: only its counter and reason are shared
+with the CPU cases.
+"""
+
+import importlib.util
+import unittest
+import warnings
+
+from package_under_test import scatterptx  # noqa: F401 - puts the package under test on sys.path
+
+HAVE_TORCH = importlib.util.find_spec("torch") is not None
+if HAVE_TORCH:
+    import torch
+
+    import scatterptx.torch as spt
+
+NO_TORCH = "torch is not installed"
+
+
+def sm90_devices():
+    if not HAVE_TORCH or not torch.cuda.is_available():
+        return []
+    return [d for d in range(torch.cuda.device_count()) if torch.cuda.get_device_capability(d)[0] >= 9]
+
+
+GPUS = sm90_devices()
+NO_GPU = "needs torch with an sm_90+ GPU"
+DTYPES = ("float32", "float16", "bfloat16", "float64")
+
+
+def case(device="cpu", dtype="float64", index_dtype="int64", rows=7, out_rows=5, cols=3, seed=0):
+    generator = torch.Generator().manual_seed(seed)
+    dtype = getattr(torch, dtype)
+    out = torch.randn(out_rows, cols, generator=generator, dtype=torch.float64).to(dtype).to(device)
+    src = torch.randn(rows, cols, generator=generator, dtype=torch.float64).to(dtype).to(device)
+    index = torch.randint(0, out_rows, (rows,), generator=generator).to(getattr(torch, index_dtype)).to(device)
+    return out, index, src
+
+
+def reference(out, index, src):
+    return out.double().index_add(0, index.long(), src.double())
+
+
+def quietly(function, *args, **kwargs):
+    """function(*args, **kwargs) with the once-per-reason fallback warning silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return function(*args, **kwargs)
+
+
+@unittest.skipUnless(HAVE_TORCH, NO_TORCH)
+class Registration(unittest.TestCase):
+    def test_the_operators_have_torch_schemas(self):
+        self.assertEqual(str(torch.ops.scatterptx.index_add.default._schema),
+                         "scatterptx::index_add(Tensor out, Tensor index, Tensor source) -> Tensor")
+        self.assertEqual(str(torch.ops.scatterptx.index_add_.default._schema),
+                         "scatterptx::index_add_(Tensor(a!) out, Tensor index, Tensor source) -> ()")
+        self.assertIn(torch.Tag.pt2_compliant_tag, torch.ops.scatterptx.index_add.default.tags)
+
+    def test_importing_scatterptx_alone_does_not_import_torch(self):
+        import subprocess
+        import sys
+
+        from package_under_test import CHECKOUT_PYTHON_DIR, TESTING_INSTALLED
+
+        path = "" if TESTING_INSTALLED else f"sys.path.insert(0, {CHECKOUT_PYTHON_DIR!r}); "
+        code = f"import sys; {path}import scatterptx; print('torch' in sys.modules)"
+        self.assertEqual(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                                        check=True).stdout.strip(), "False")
+
+
+@unittest.skipUnless(HAVE_TORCH, NO_TORCH)
+class CpuFallback(unittest.TestCase):
+    def test_index_add_and_index_add__match_torch(self):
+        for index_dtype in ("int32", "int64"):
+            out, index, src = case(index_dtype=index_dtype)
+            expected = reference(out, index, src)
+            self.assertTrue(torch.equal(quietly(spt.index_add, out, index, src), expected))
+            copy = out.clone()
+            self.assertIs(quietly(spt.index_add_, copy, index, src), copy)
+            self.assertTrue(torch.equal(copy, expected))
+
+    def test_the_functional_operator_leaves_out_alone(self):
+        out, index, src = case()
+        before = out.clone()
+        quietly(spt.index_add, out, index, src)
+        self.assertTrue(torch.equal(out, before))
+
+    def test_fallbacks_are_counted_and_warned_about_once_per_reason(self):
+        spt.reset_fallback_counts()
+        out, index, src = case()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(3):
+                spt.index_add_(out, index, src)
+        self.assertEqual(spt.fallback_counts(), {"cpu tensors": 3})
+        self.assertEqual(len([w for w in caught if "scatterptx" in str(w.message)]), 1)
+
+    def test_non_contiguous_layouts_match_torch(self):
+        out, index, src = case(rows=6, out_rows=6, cols=6)
+        for o, s in ((out.t(), src), (out, src.t()), (out[:, ::2], src[:, 1::2]), (out[1:4], src)):
+            idx = index.clamp(max=o.shape[0] - 1)
+            expected = o.index_add(0, idx, s)
+            got = o.clone()
+            quietly(spt.index_add_, got, idx, s)
+            self.assertTrue(torch.equal(got, expected))
+            self.assertTrue(torch.equal(quietly(spt.index_add, o, idx, s), expected))
+
+    def test_invalid_input_raises_torchs_error(self):
+        out, index, src = case()
+        for bad_out, bad_index, bad_src in ((out, index[:-1], src), (out, index, src[:, :2]),
+                                            (out, index.float(), src), (out, index, src.float())):
+            with self.assertRaises((RuntimeError, IndexError)) as ours:
+                quietly(spt.index_add_, bad_out.clone(), bad_index, bad_src)
+            with self.assertRaises(type(ours.exception)) as torchs:
+                bad_out.clone().index_add_(0, bad_index, bad_src)
+            self.assertEqual(str(ours.exception), str(torchs.exception))
+
+    def test_the_fake_implementation_raises_for_bad_shapes(self):
+        out, index, src = (t.to("meta") for t in case())
+        with self.assertRaises(RuntimeError):
+            spt.index_add(out, index[:-1], src)
+        self.assertEqual(spt.index_add(out, index, src).shape, out.shape)
+
+
+@unittest.skipUnless(HAVE_TORCH, NO_TORCH)
+class Scatter(unittest.TestCase):
+    def test_sum_matches_a_reference(self):
+        out, index, src = case(rows=9, out_rows=4)
+        zeros = torch.zeros(int(index.max()) + 1, 3, dtype=src.dtype)
+        self.assertTrue(torch.equal(quietly(spt.scatter, src, index), zeros.index_add(0, index, src)))
+        self.assertTrue(torch.equal(quietly(spt.scatter, src, index, dim=-2, dim_size=6, reduce="add"),
+                                    torch.zeros(6, 3, dtype=src.dtype).index_add(0, index, src)))
+
+    def test_out_is_added_into_and_returned_and_dim_size_ignored(self):
+        out, index, src = case()
+        expected = out.index_add(0, index, src)
+        got = quietly(spt.scatter, src, index, 0, out, dim_size=99)
+        self.assertIs(got, out)
+        self.assertTrue(torch.equal(out, expected))
+
+    def test_one_dimensional_src(self):
+        _, index, src = case()
+        self.assertTrue(torch.equal(quietly(spt.scatter, src[:, 0], index, dim_size=5),
+                                    torch.zeros(5, dtype=src.dtype).index_add(0, index, src[:, 0])))
+        out = torch.ones(5, dtype=src.dtype)
+        self.assertIs(quietly(spt.scatter, src[:, 0], index, out=out), out)
+
+    def test_other_reductions_are_not_yet_supported(self):
+        _, index, src = case()
+        for reduce in ("mean", "max", "min", "mul"):
+            with self.assertRaisesRegex(NotImplementedError, "not yet supported"):
+                spt.scatter(src, index, reduce=reduce)
+        with self.assertRaises(ValueError):
+            spt.scatter(src, index, reduce="median")
+        with self.assertRaises(NotImplementedError):
+            spt.scatter(src, index, dim=1)
+
+    def test_gradient_flows_to_src(self):
+        _, index, src = case()
+        src.requires_grad_()
+        quietly(spt.scatter, src, index, dim_size=5).pow(2).sum().backward()
+        expected_src = src.detach().clone().requires_grad_()
+        torch.zeros(5, 3, dtype=src.dtype).index_add(0, index, expected_src).pow(2).sum().backward()
+        self.assertTrue(torch.allclose(src.grad, expected_src.grad))
+
+
+@unittest.skipUnless(HAVE_TORCH, NO_TORCH)
+class Autograd(unittest.TestCase):
+    def test_gradcheck_f64(self):
+        out, index, src = case()
+        out.requires_grad_()
+        src.requires_grad_()
+        self.assertTrue(quietly(torch.autograd.gradcheck, spt.index_add, (out, index, src)))
+        self.assertTrue(quietly(torch.autograd.gradgradcheck, spt.index_add, (out, index, src)))
+
+    def test_in_place_gradcheck_through_a_non_leaf(self):
+        out, index, src = case()
+        out.requires_grad_()
+        src.requires_grad_()
+        self.assertTrue(quietly(torch.autograd.gradcheck, lambda o, s: spt.index_add_(o * 1, index, s),
+                                (out, src)))
+
+    def test_in_place_on_a_leaf_that_requires_grad_raises_like_torch(self):
+        out, index, src = case()
+        out.requires_grad_()
+        with self.assertRaisesRegex(RuntimeError, "leaf Variable that requires grad"):
+            quietly(spt.index_add_, out, index, src)
+
+    def test_in_place_bumps_the_version_for_saved_tensors(self):
+        out, index, src = case()
+        weight = torch.ones(3, dtype=out.dtype, requires_grad=True)
+        product = out * weight  # saves out for backward
+        quietly(spt.index_add_, out, index, src)
+        with self.assertRaisesRegex(RuntimeError, "modified by an inplace operation"):
+            product.sum().backward()
+
+    def test_source_gradient_is_zero_for_out_of_range_rows(self):
+        grad = torch.arange(12, dtype=torch.float64).reshape(4, 3)
+        index = torch.tensor([3, -1, 4, 0, 100])
+        got = spt.source_grad(grad, index, 4)
+        self.assertTrue(torch.equal(got, torch.stack([grad[3], torch.zeros(3, dtype=grad.dtype),
+                                                      torch.zeros(3, dtype=grad.dtype), grad[0],
+                                                      torch.zeros(3, dtype=grad.dtype)])))
+
+
+def opcheck_cases(device="cpu", dtype="float64", index_dtype="int64"):
+    """(op, args) pairs for torch.library.opcheck: every op with and without grad."""
+    out, index, src = case(device, dtype, index_dtype)
+    grad_out, grad_src = out.clone().requires_grad_(), src.clone().requires_grad_()
+    return [(torch.ops.scatterptx.index_add.default, (out, index, src)),
+            (torch.ops.scatterptx.index_add.default, (grad_out, index, grad_src)),
+            (torch.ops.scatterptx.index_add_.default, (out.clone(), index, src)),
+            (torch.ops.scatterptx.index_add_.default, (out.clone(), index, grad_src))]
+
+
+@unittest.skipUnless(HAVE_TORCH, NO_TORCH)
+class TorchLibraryChecks(unittest.TestCase):
+    def test_opcheck_cpu(self):
+        for op, args in opcheck_cases():
+            with self.subTest(op=str(op), grad=any(a.requires_grad for a in args)):
+                quietly(torch.library.opcheck, op, args)
+
+    def test_compile_fullgraph(self):
+        out, index, src = case()
+
+        def model(out, index, src):
+            doubled = spt.index_add(out, index, src) * 2
+            return spt.index_add_(doubled, index, src) + 1
+
+        compiled = torch.compile(model, fullgraph=True, backend="aot_eager")
+        self.assertTrue(torch.equal(quietly(compiled, out, index, src), quietly(model, out, index, src)))
+
+    def test_export_keeps_the_operators(self):
+        out, index, src = case()
+
+        class Model(torch.nn.Module):
+            def forward(self, out, index, src):
+                return spt.scatter(src, index, out=spt.index_add(out, index, src))
+
+        exported = quietly(torch.export.export, Model(), (out, index, src))
+        text = str(exported.graph)
+        self.assertIn("scatterptx.index_add", text)
+        self.assertTrue(torch.equal(quietly(exported.module(), out, index, src),
+                                    out.index_add(0, index, src).index_add(0, index, src)))
+
+
+@unittest.skipUnless(GPUS, NO_GPU)
+class Gpu(unittest.TestCase):
+    def setUp(self):
+        spt.reset_fallback_counts()
+
+    def assert_no_fallback(self):
+        self.assertEqual(spt.fallback_counts(), {})
+
+    def test_every_dtype_and_index_type_matches_torch(self):
+        tolerance = {"float32": 1e-5, "float16": 1e-2, "bfloat16": 5e-2, "float64": 1e-12}
+        for dtype in DTYPES:
+            for index_dtype in ("int32", "int64"):
+                out, index, src = case("cuda", dtype, index_dtype, rows=3000, out_rows=100, cols=40)
+                expected = reference(out, index, src)
+                got = spt.index_add(out, index, src)
+                torch.testing.assert_close(got.double(), expected, rtol=tolerance[dtype], atol=tolerance[dtype] * 30)
+                spt.index_add_(out, index, src)
+                torch.testing.assert_close(out.double(), expected, rtol=tolerance[dtype], atol=tolerance[dtype] * 30)
+        self.assert_no_fallback()
+
+    def test_opcheck_cuda(self):
+        for dtype in DTYPES:
+            for index_dtype in ("int32", "int64"):
+                for op, args in opcheck_cases("cuda", dtype, index_dtype):
+                    with self.subTest(op=str(op), dtype=dtype, index_dtype=index_dtype):
+                        torch.library.opcheck(op, args, atol=1e-2, rtol=1e-2)
+        self.assert_no_fallback()
+
+    def test_gradcheck_f64_cuda(self):
+        for index_dtype in ("int32", "int64"):
+            out, index, src = case("cuda", index_dtype=index_dtype)
+            out.requires_grad_()
+            src.requires_grad_()
+            self.assertTrue(torch.autograd.gradcheck(spt.index_add, (out, index, src)))
+            self.assertTrue(torch.autograd.gradcheck(lambda o, s: spt.index_add_(o * 1, index, s), (out, src)))
+        self.assert_no_fallback()
+
+    def test_out_of_range_rows_are_skipped_and_get_zero_gradient(self):
+        out, index, src = case("cuda")
+        index[1], index[4] = -1, out.shape[0]
+        src.requires_grad_()
+        got = spt.index_add(out, index, src)
+        keep = (index >= 0) & (index < out.shape[0])
+        torch.testing.assert_close(got, out.index_add(0, index[keep], src.detach()[keep]))
+        got.sum().backward()
+        self.assertTrue(torch.equal(src.grad[~keep], torch.zeros_like(src.grad[~keep])))
+        self.assertEqual(scatterptx.take_index_error(), 1)
+
+    def test_compile_fullgraph_cuda(self):
+        out, index, src = case("cuda", "float32", rows=500, out_rows=50, cols=16)
+
+        def model(out, index, src):
+            return spt.index_add_(spt.index_add(out, index, src) * 2, index, src)
+
+        expected = model(out, index, src)
+        for backend in ("aot_eager", "inductor"):
+            compiled = torch.compile(model, fullgraph=True, backend=backend)
+            torch.testing.assert_close(compiled(out, index, src), expected)
+        self.assert_no_fallback()
+
+    def test_cuda_graph_capture_and_replay(self):
+        out, index, src = case("cuda", "float32", rows=500, out_rows=50, cols=16)
+        start = out.clone()
+        spt.index_add_(out, index, src)  # loads the kernels before capture
+        torch.cuda.synchronize()
+        out.copy_(start)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            spt.index_add_(out, index, src)
+        for replays in range(1, 4):
+            graph.replay()
+            torch.cuda.synchronize()
+            expected = start.double()
+            for _ in range(replays):
+                expected = expected.index_add(0, index, src.double())
+            torch.testing.assert_close(out.double(), expected, rtol=1e-5, atol=1e-4)
+            out.copy_(start) if replays == 3 else None
+        self.assert_no_fallback()
+
+    def test_deterministic_mode_is_bitwise_reproducible(self):
+        out, index, src = case("cuda", "float32", rows=200_000, out_rows=64, cols=64)
+        previous = torch.are_deterministic_algorithms_enabled()
+        torch.use_deterministic_algorithms(True)
+        try:
+            first = spt.index_add(out, index, src)
+            for _ in range(10):
+                self.assertTrue(torch.equal(spt.index_add(out, index, src).view(torch.int32),
+                                            first.view(torch.int32)))
+        finally:
+            torch.use_deterministic_algorithms(previous)
+        torch.testing.assert_close(first.double(), reference(out, index, src), rtol=1e-4, atol=1e-3)
+        self.assert_no_fallback()
+
+    def test_non_contiguous_layouts(self):
+        out, index, src = case("cuda", "float32", rows=64, out_rows=64, cols=64)
+        for o, s in ((out.t(), src), (out, src.t()), (out[:, ::2], src[:, 1::2]), (out[1:40], src),
+                     (out[:, :1], src[:, 5:6]), (out, src[:1].expand(64, 64))):
+            idx = index.clamp(max=o.shape[0] - 1)
+            expected = o.double().index_add(0, idx, s.double())
+            got = o.clone()
+            spt.index_add_(got, idx, s)
+            torch.testing.assert_close(got.double(), expected, rtol=1e-5, atol=1e-4)
+            torch.testing.assert_close(spt.index_add(o, idx, s).double(), expected, rtol=1e-5, atol=1e-4)
+        self.assert_no_fallback()
+
+    def test_mixed_devices_raise_torchs_error(self):
+        out, index, src = case("cuda")
+        for bad in ((out, index, src.cpu()), (out, index.cpu(), src.cpu())):
+            with self.assertRaises(RuntimeError) as ours:
+                quietly(spt.index_add_, bad[0].clone(), *bad[1:])
+            with self.assertRaises(RuntimeError) as torchs:
+                bad[0].clone().index_add_(0, *bad[1:])
+            self.assertEqual(str(ours.exception), str(torchs.exception))
+
+    def test_unsupported_dtype_falls_back_and_is_counted(self):
+        out, index, src = case("cuda")
+        out, src = out.to(torch.int32), src.to(torch.int32)
+        expected = out.index_add(0, index, src)
+        self.assertTrue(torch.equal(quietly(spt.index_add, out, index, src), expected))
+        self.assertEqual(list(spt.fallback_counts().values()), [1])
+
+    @unittest.skipUnless(len(GPUS) >= 2, "needs two sm_90+ GPUs")
+    def test_a_tensor_runs_on_its_own_device_and_stream(self):
+        out, index, src = case(f"cuda:{GPUS[0]}", "float32", rows=500, out_rows=50, cols=16)
+        expected = reference(out, index, src)
+        stream = torch.cuda.Stream(GPUS[0])
+        with torch.cuda.device(GPUS[1]):
+            with torch.cuda.stream(stream):
+                got = spt.index_add(out, index, src)
+            self.assertEqual(torch.cuda.current_device(), GPUS[1])
+        stream.synchronize()
+        torch.testing.assert_close(got.double(), expected, rtol=1e-5, atol=1e-4)
+        self.assert_no_fallback()
+
+
+if __name__ == "__main__":
+    unittest.main()
