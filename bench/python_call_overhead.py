@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Host time of one call from Python: scatterptx.scatter_add_ (and its raw C
-call alone) against torch's index_add_ and scatter_add_, with the GPU kept
+call alone) and the torch operators of scatterptx.torch (the Python
+functions and the dispatcher's torch.ops path, in place and functional)
+against torch's index_add_, index_add and scatter_add_, with the GPU kept
 busy so that every call only queues its kernel. For small inputs this host
-time, not the kernel, decides how long a call takes.
+time, not the kernel, decides how long a call takes; the target for
+scatterptx.torch.index_add_ is at most 1.5 times torch's index_add_.
 
   python3 bench/python_call_overhead.py [--calls N]
 """
@@ -39,11 +42,14 @@ def main():
         print("no CUDA device: nothing to measure")
         return 2
     import scatterptx
+    import scatterptx.torch as spt
     from scatterptx import _arrays, _binding, _dispatch
 
-    m, t = 4_000_000, 1_000_000
-    print(f"host microseconds per call, {args.calls} calls queued behind GPU work, M = {m}, T = {t}, f32")
-    for cols in (2, 16, 128):
+    shapes = [(1_000, 100, 16), (4_000_000, 1_000_000, 2), (4_000_000, 1_000_000, 16),
+              (4_000_000, 1_000_000, 128)]
+    print(f"host microseconds per call, {args.calls} calls queued behind GPU work, f32")
+    for m, t, cols in shapes:
+        print(f"M = {m}, T = {t}")
         src = torch.rand(m, cols, device="cuda") + 0.5
         out = torch.rand(t, cols, device="cuda") + 0.5
         index = torch.randint(0, t, (m,), device="cuda")
@@ -56,9 +62,14 @@ def main():
             "C scatterptx_scatter_add alone": lambda: library.scatterptx_scatter_add(ctypes.byref(c_args), stream),
             "torch index_add_": lambda: out.index_add_(0, index, src),
             "torch scatter_add_": lambda: out.scatter_add_(0, expanded, src),
+            "scatterptx.torch.index_add_": lambda: spt.index_add_(out, index, src),
+            "torch.ops.scatterptx.index_add_": lambda: torch.ops.scatterptx.index_add_(out, index, src),
+            "torch.index_add (functional)": lambda: torch.index_add(out, 0, index, src),
+            "scatterptx.torch.index_add": lambda: spt.index_add(out, index, src),
+            "torch.ops.scatterptx.index_add": lambda: torch.ops.scatterptx.index_add(out, index, src),
         }
         for name, op in ops.items():
-            print(f"  D = {cols:4d}  {name:32s} {host_us_per_call(torch, op, args.calls):7.1f}")
+            print(f"  D = {cols:4d}  {name:34s} {host_us_per_call(torch, op, args.calls):7.1f}")
     return 0
 
 
