@@ -327,7 +327,6 @@ class Gpu(unittest.TestCase):
             for _ in range(replays):
                 expected = expected.index_add(0, index, src.double())
             torch.testing.assert_close(out.double(), expected, rtol=1e-5, atol=1e-4)
-            out.copy_(start) if replays == 3 else None
         self.assert_no_fallback()
 
     def test_deterministic_mode_is_bitwise_reproducible(self):
@@ -377,10 +376,13 @@ class Gpu(unittest.TestCase):
         out, index, src = case(f"cuda:{GPUS[0]}", "float32", rows=500, out_rows=50, cols=16)
         expected = reference(out, index, src)
         stream = torch.cuda.Stream(GPUS[0])
-        with torch.cuda.device(GPUS[1]):
-            with torch.cuda.stream(stream):
-                got = spt.index_add(out, index, src)
-            self.assertEqual(torch.cuda.current_device(), GPUS[1])
+        torch.cuda.synchronize(GPUS[0])
+        with torch.cuda.stream(stream):  # torch's current stream of GPUS[0] from here
+            torch.cuda._sleep(100_000_000)
+            late_src = src.clone()  # written only after the sleep: read on another stream, it is not there yet
+            with torch.cuda.device(GPUS[1]):
+                got = spt.index_add(out, index, late_src)
+                self.assertEqual(torch.cuda.current_device(), GPUS[1])
         stream.synchronize()
         torch.testing.assert_close(got.double(), expected, rtol=1e-5, atol=1e-4)
         self.assert_no_fallback()
