@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <vector>
 
 #include "kernel_constants.hpp"
@@ -179,6 +180,16 @@ struct Region {
   uint64_t bytes;
 };
 
+// The product of factors, required not to wrap: a workspace size that
+// wrapped would be too small for what the kernels write.
+uint64_t product(const Problem& p, std::initializer_list<uint64_t> factors) {
+  uint64_t value = 1;
+  for (uint64_t factor : factors) {
+    require(!__builtin_mul_overflow(value, factor, &value), "workspace: a region's size does not wrap", p);
+  }
+  return value;
+}
+
 // The summing and combining grids and variants of a grouped plan for a
 // problem with rows to add.
 void check_group_grids(const Problem& p, const DeviceLimits& device, const GroupPlan& plan) {
@@ -249,6 +260,32 @@ void check_streaming_plan(const Problem& p, const DeviceLimits& device, const St
   require(p.path == SCATTERPTX_PATH_AUTO || p.path == plan.path, "a forced path is kept", p);
 }
 
+void check_workspace_layout(const Problem& p, const GroupPlan& plan) {
+  if (!plan.grouped()) return;
+  const GroupWorkspace& w = plan.workspace;
+  const uint64_t m = p.src_rows;
+  const int buffers = plan.passes > 1 ? 2 : 1;
+  const uint64_t partial_bytes = product(p, {2, plan.segment_tiles, plan.partial_stride});
+  std::vector<Region> regions{{"plan_error", w.plan_error, 8},
+                              {"counts", w.counts, product(p, {4, kSortDigits, plan.sort_tiles})},
+                              {"totals", w.totals, 4 * kSortDigits},
+                              {"partials", w.partials, partial_bytes},
+                              {"level_sums", w.level_sums, partial_bytes}};
+  for (int b = 0; b < buffers; ++b) {
+    regions.push_back({"keys", w.keys[b], product(p, {4, m})});
+    regions.push_back({"rows", w.rows[b], product(p, {4, m})});
+  }
+  for (const Region& r : regions) {
+    require(r.offset % kWorkspaceAlignment == 0, "workspace: regions 256-byte aligned", p);
+    require(r.offset <= w.bytes && r.bytes <= w.bytes - r.offset, "workspace: every region inside it", p);
+    for (const Region& other : regions) {
+      if (&other == &r || r.bytes == 0 || other.bytes == 0) continue;
+      require(r.offset + r.bytes <= other.offset || other.offset + other.bytes <= r.offset,
+              "workspace: regions apart", p);
+    }
+  }
+}
+
 void check_group_plan(const Problem& p, const DeviceLimits& device, const GroupPlan& plan,
                       uint64_t workspace_address) {
   if (!plan.grouped()) return;
@@ -267,27 +304,9 @@ void check_group_plan(const Problem& p, const DeviceLimits& device, const GroupP
   const uint64_t acc = p.dtype == SCATTERPTX_F64 ? 8 : 4;
   require(plan.partial_stride >= p.cols * acc && plan.partial_stride % 16 == 0,
           "grouped: a partial row holds a row of sums, 16-byte aligned", p);
-  // The workspace: each region 256-aligned, inside, and apart from the others.
-  const GroupWorkspace& w = plan.workspace;
-  const int buffers = plan.passes > 1 ? 2 : 1;
-  std::vector<Region> regions{{"plan_error", w.plan_error, 8}, {"counts", w.counts, 4 * kSortDigits * plan.sort_tiles},
-                              {"totals", w.totals, 4 * kSortDigits},
-                              {"partials", w.partials, 2 * plan.segment_tiles * plan.partial_stride},
-                              {"level_sums", w.level_sums, 2 * plan.segment_tiles * plan.partial_stride}};
-  for (int b = 0; b < buffers; ++b) {
-    regions.push_back({"keys", w.keys[b], 4 * m});
-    regions.push_back({"rows", w.rows[b], 4 * m});
-  }
-  for (const Region& r : regions) {
-    require(r.offset % kWorkspaceAlignment == 0, "workspace: regions 256-byte aligned", p);
-    require(r.offset <= w.bytes && r.bytes <= w.bytes - r.offset, "workspace: every region inside it", p);
-    for (const Region& other : regions) {
-      if (&other == &r || r.bytes == 0 || other.bytes == 0) continue;
-      require(r.offset + r.bytes <= other.offset || other.offset + other.bytes <= r.offset,
-              "workspace: regions apart", p);
-    }
-  }
+  check_workspace_layout(p, plan);
   require(workspace_address % kWorkspaceAlignment == 0, "workspace: 256-byte aligned", p);
+  const int buffers = plan.passes > 1 ? 2 : 1;
   // Which key and row buffers the passes and the sums use (group_launch.cpp):
   // every one must be a buffer the layout made.
   for (uint32_t pass = 0; pass < plan.passes; ++pass) {

@@ -25,6 +25,11 @@ void check_streaming_plan(const detail::Problem& problem, const detail::DeviceLi
 void check_group_plan(const detail::Problem& problem, const detail::DeviceLimits& device,
                       const detail::GroupPlan& plan, uint64_t workspace_address);
 
+// The workspace layout of a grouped plan, from shapes alone (what
+// scatterptx_plan_workspace_size answers): every region's size computed
+// without wrapping, 256-aligned, inside workspace.bytes and apart.
+void check_workspace_layout(const detail::Problem& problem, const detail::GroupPlan& plan);
+
 // Aborts with the message, printing the problem, when ok is false.
 void require(bool ok, const char* what, const detail::Problem& problem);
 

@@ -112,6 +112,7 @@ void check_workspace_size(const Input& input) {
   if (status != SCATTERPTX_SUCCESS) return;
   const Problem shape = validate_shape(args);
   const GroupPlan plan = make_group_plan(shape, validate_group_options(options, shape));
+  check_workspace_layout(shape, plan);
   if (bytes != (plan.grouped() ? plan.workspace.bytes : 0)) {
     std::fprintf(stderr, "scatterptx_plan_workspace_size says %zu bytes, the plan %llu\n", bytes,
                  static_cast<unsigned long long>(plan.workspace.bytes));
