@@ -5,6 +5,8 @@
 // address model.
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 
 #include "byte_reader.hpp"
 #include "errors.hpp"
@@ -76,10 +78,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.warps_per_cta = in.u8() % 33;
   const DeviceLimits device = read_device(in);
 
+  // FUZZ_VERBOSE=1: say why an input stops at validation (seeds' debugging).
+  static const bool verbose = std::getenv("FUZZ_VERBOSE") != nullptr;
   try {
     const Problem problem = validate_arguments(&a);
+    if (verbose) std::fprintf(stderr, "valid: src_rows=%llu out_rows=%llu cols=%llu\n",
+                              (unsigned long long)problem.src_rows, (unsigned long long)problem.out_rows,
+                              (unsigned long long)problem.cols);
     plan_everything(problem, device, (flags & 128) ? &options : nullptr, uint64_t{1} << 47);
   } catch (const Failure& failure) {
+    if (verbose) std::fprintf(stderr, "refused: %s\n", failure.what());
     require_clear_failure("validate_arguments", failure.status(), failure.what());
   }
   return 0;
