@@ -1,7 +1,8 @@
 # Front door over CMake: `make` builds everything (Release), `make test`
 # builds what the tests need and runs them, `make bench` runs the benchmark
 # on the GPU, `make install` installs the library (PREFIX, default the
-# configured prefix: /usr/local unless CMAKE_ARGS set another).
+# configured prefix: /usr/local unless CMAKE_ARGS set another), `make fuzz`
+# builds the fuzz targets with clang and runs each for FUZZ_SECONDS.
 BUILD_DIR ?= build
 BUILD_TYPE ?= Release
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
@@ -12,12 +13,14 @@ CMAKE_ARGS ?=
 # Extra ctest arguments for `make test`, e.g. CTEST_ARGS="-R NoDriver"
 CTEST_ARGS ?=
 BENCH_ARGS ?=
+FUZZ_BUILD_DIR ?= $(BUILD_DIR)/fuzzers
+FUZZ_SECONDS ?= 60
 PREFIX ?=
 
 # scatterptx-bench's exit status when there is no usable GPU.
 BENCH_EXIT_NO_GPU := 2
 
-.PHONY: all configure test bench install clean
+.PHONY: all configure test bench install fuzz clean
 
 all: configure
 	cmake --build $(BUILD_DIR) --parallel $(JOBS)
@@ -56,6 +59,14 @@ bench: configure
 install: configure
 	cmake --build $(BUILD_DIR) --parallel $(JOBS) --target scatterptx
 	cmake --install $(BUILD_DIR) $(if $(PREFIX),--prefix $(PREFIX))
+
+# Its own build directory: clang, ASan and UBSan, the fuzz targets only.
+fuzz:
+	cmake -S . -B $(FUZZ_BUILD_DIR) -G "$(GENERATOR)" -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+		-DSCATTERPTX_BUILD_FUZZERS=ON -DSCATTERPTX_BUILD_TESTS=OFF -DSCATTERPTX_BUILD_BENCH=OFF \
+		-DSCATTERPTX_BUILD_EXAMPLES=OFF $(CMAKE_ARGS)
+	cmake --build $(FUZZ_BUILD_DIR) --parallel $(JOBS) --target scatterptx_fuzzers
+	fuzz/run_fuzzers.sh $(FUZZ_BUILD_DIR)/fuzz $(FUZZ_SECONDS)
 
 clean:
 	rm -rf $(BUILD_DIR)

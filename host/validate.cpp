@@ -105,6 +105,12 @@ Problem validate(const scatterptx_scatter_add_args* args, bool with_pointers) {
   }
   p.out_row_stride_bytes = static_cast<uint64_t>(a.out_row_stride) * p.elem_bytes;
   p.src_row_stride_bytes = static_cast<uint64_t>(a.src_row_stride) * p.elem_bytes;
+  // Extents need no pointers: shapes alone (plan_workspace_size's) that span
+  // more than 2^62 bytes are refused too, so that no size computed from them
+  // wraps around.
+  const uint64_t out_bytes = checked_extent("out", p.out_rows, p.out_row_stride_bytes, p.row_bytes());
+  const uint64_t src_bytes = checked_extent("src", p.src_rows, p.src_row_stride_bytes, p.row_bytes());
+  const uint64_t index_bytes = checked_extent("index", p.src_rows, p.index_bytes, p.index_bytes);
   if (!with_pointers) return p;
 
   if (a.out == nullptr) invalid_argument("out is NULL with src_rows = " + str(a.src_rows) + " rows to add");
@@ -124,11 +130,8 @@ Problem validate(const scatterptx_scatter_add_args* args, bool with_pointers) {
     invalid_argument("index is not aligned to its element size (" + std::to_string(p.index_bytes) + " bytes)");
   }
 
-  // Extents: fail on address overflow, and refuse overlaps that would make
-  // the result depend on the order of the reads and the atomic writes.
-  const uint64_t out_bytes = checked_extent("out", p.out_rows, p.out_row_stride_bytes, p.row_bytes());
-  const uint64_t src_bytes = checked_extent("src", p.src_rows, p.src_row_stride_bytes, p.row_bytes());
-  const uint64_t index_bytes = checked_extent("index", p.src_rows, p.index_bytes, p.index_bytes);
+  // Fail on address overflow, and refuse overlaps that would make the
+  // result depend on the order of the reads and the atomic writes.
   if (p.out_address > UINT64_MAX - out_bytes || p.src_address > UINT64_MAX - src_bytes ||
       p.index_address > UINT64_MAX - index_bytes) {
     invalid_argument("a tensor wraps around the end of the address space");
