@@ -12,7 +12,7 @@ by target beforehand, and the seed (CuTeDSL TMA kernel). Each result is
 checked against a float64 reference before it is timed; a device copy of src
 gives the floors.
 
-  python3 bench/compare.py --out DIR [--scenario NAME ...] [--quick] [--no-compile] [--no-seed]
+  python3 bench/compare.py --out DIR [--scenario NAME ...] [--quick] [--no-compile] [--no-seed] [--deterministic]
                            [--bench build/bench/scatterptx-bench]
 
 Writes DIR/<date>-<gpu>.json, .md and .png and prints the markdown.
@@ -53,6 +53,9 @@ def parse_args(argv):
     ap.add_argument("--quick", action="store_true", help="divide row counts by 16 (few_idx: D)")
     ap.add_argument("--no-compile", action="store_true", help="leave out the torch.compile peers")
     ap.add_argument("--no-seed", action="store_true", help="leave out the seed kernel")
+    ap.add_argument("--deterministic", action="store_true",
+                    help="also time calls under torch.use_deterministic_algorithms(True): "
+                         "scatterptx.torch.index_add_, torch's index_add_ and scatter_add_")
     ap.add_argument("--runs", type=int, default=20, help="timed runs per system (median)")
     ap.add_argument("--warmup", type=int, default=3, help="warm-up calls per system")
     ap.add_argument("--head-start-cycles", type=int, default=None,
@@ -284,7 +287,7 @@ def main(argv=None):
 
     today = datetime.date.today().isoformat()
     timer = Timer(device["l2_bytes"], args.warmup, args.runs, args.budget_s, args.head_start_cycles)
-    systems = make_systems(scatterptx, seed, not args.no_compile, timer)
+    systems = make_systems(scatterptx, seed, not args.no_compile, timer, args.deterministic)
     meta = {
         "date": today,
         "command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),

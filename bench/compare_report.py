@@ -7,7 +7,9 @@ import statistics
 OURS_KEYS = ("scatterptx", "scatterptx_streaming", "scatterptx_segmented", "scatterptx_plan",
              "scatterptx_deterministic", "scatterptx_grouped_auto")
 TORCH_KEYS = ("scatter_add", "index_add", "compiled_scatter_add", "compiled_index_add")
-KEYS = OURS_KEYS + TORCH_KEYS + ("segment_reduce", "seed")
+DETERMINISTIC_KEYS = ("scatterptx_torch_deterministic", "torch_deterministic_index_add",
+                      "torch_deterministic_scatter_add")
+KEYS = OURS_KEYS + TORCH_KEYS + ("segment_reduce", "seed") + DETERMINISTIC_KEYS
 HEADERS = {
     "scatterptx": "libscatterptx default call",
     "scatterptx_streaming": "libscatterptx streaming",
@@ -23,6 +25,9 @@ HEADERS = {
     "best_torch": "best torch",
     "segment_reduce": "segment_reduce (grouped)",
     "seed": "seed",
+    "scatterptx_torch_deterministic": "scatterptx.torch.index_add_ deterministic",
+    "torch_deterministic_index_add": "index_add_ deterministic",
+    "torch_deterministic_scatter_add": "scatter_add_ deterministic",
 }
 
 

@@ -135,6 +135,34 @@ class EagerIndexAdd(System):
         return lambda out: out.index_add_(0, index, src)
 
 
+class Deterministic(System):
+    """A call made under torch.use_deterministic_algorithms(True), the switch
+    restored after it: torch's own deterministic index_add_ / scatter_add_, or
+    scatterptx.torch.index_add_, which then takes the deterministic grouped mode."""
+
+    def __init__(self, key, body):
+        self.key, self.body = key, body
+
+    def prepare(self, inputs):
+        index, src, body = inputs.index, inputs.src, self.body
+
+        def op(out):
+            before = torch.are_deterministic_algorithms_enabled()
+            torch.use_deterministic_algorithms(True)
+            try:
+                body(out, index, src)
+            finally:
+                torch.use_deterministic_algorithms(before)
+
+        return op
+
+
+def _scatterptx_torch_index_add_body(out, index, src):
+    import scatterptx.torch as spt
+
+    spt.index_add_(out, index, src)
+
+
 def _scatter_add_body(out, index, src):
     out.scatter_add_(0, index.unsqueeze(-1).expand(-1, src.shape[1]), src)
 
@@ -223,7 +251,7 @@ class Seed(System):
         return lambda out: fn(out, index, src)
 
 
-def make_systems(scatterptx_module, seed_module, compile_peers, timer):
+def make_systems(scatterptx_module, seed_module, compile_peers, timer, deterministic_peers=False):
     systems = []
     if scatterptx_module is not None:
         systems += [ScatterPtx(scatterptx_module),
@@ -240,6 +268,11 @@ def make_systems(scatterptx_module, seed_module, compile_peers, timer):
     systems.append(SegmentReduce())
     if seed_module is not None:
         systems.append(Seed(seed_module))
+    if deterministic_peers:
+        if scatterptx_module is not None:
+            systems.append(Deterministic("scatterptx_torch_deterministic", _scatterptx_torch_index_add_body))
+        systems += [Deterministic("torch_deterministic_index_add", _index_add_body),
+                    Deterministic("torch_deterministic_scatter_add", _scatter_add_body)]
     return systems
 
 

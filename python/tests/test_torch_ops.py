@@ -10,6 +10,7 @@ with the CPU cases.
 
 import importlib.util
 import unittest
+from unittest import mock
 import warnings
 
 from package_under_test import scatterptx  # noqa: F401 - puts the package under test on sys.path
@@ -370,6 +371,31 @@ class Gpu(unittest.TestCase):
         expected = out.index_add(0, index, src)
         self.assertTrue(torch.equal(quietly(spt.index_add, out, index, src), expected))
         self.assertEqual(list(spt.fallback_counts().values()), [1])
+
+    def test_the_tensors_device_is_made_current_and_its_current_stream_used(self):
+        # One GPU cannot set the current device elsewhere; it can show which
+        # device the op makes current and that it queues on torch's stream.
+        device = GPUS[0]
+        out, index, src = case(f"cuda:{device}", "float32", rows=500, out_rows=50, cols=16)
+        expected = reference(out, index, src)
+        made_current = []
+        exchange = torch._C._cuda_exchangeDevice
+
+        def recording_exchange(index_):
+            made_current.append(index_)
+            return exchange(index_)
+
+        stream = torch.cuda.Stream(device)
+        torch.cuda.synchronize(device)
+        with mock.patch.object(torch._C, "_cuda_exchangeDevice", recording_exchange):
+            with torch.cuda.stream(stream):
+                torch.cuda._sleep(100_000_000)
+                late_src = src.clone()  # written only after the sleep: another stream would read it too early
+                got = spt.index_add(out, index, late_src)
+        stream.synchronize()
+        self.assertEqual(made_current, [device])
+        torch.testing.assert_close(got.double(), expected, rtol=1e-5, atol=1e-4)
+        self.assert_no_fallback()
 
     @unittest.skipUnless(len(GPUS) >= 2, "needs two sm_90+ GPUs")
     def test_a_tensor_runs_on_its_own_device_and_stream(self):
