@@ -13,6 +13,7 @@ checked against a float64 reference before it is timed; a device copy of src
 gives the floors.
 
   python3 bench/compare.py --out DIR [--scenario NAME ...] [--quick] [--no-compile] [--no-seed] [--deterministic]
+                           [--only KEY ...]
                            [--bench build/bench/scatterptx-bench]
 
 Writes DIR/<date>-<gpu>.json, .md and .png and prints the markdown.
@@ -53,6 +54,9 @@ def parse_args(argv):
     ap.add_argument("--quick", action="store_true", help="divide row counts by 16 (few_idx: D)")
     ap.add_argument("--no-compile", action="store_true", help="leave out the torch.compile peers")
     ap.add_argument("--no-seed", action="store_true", help="leave out the seed kernel")
+    ap.add_argument("--only", action="append", default=[], metavar="KEY",
+                    help="time only the systems whose key starts with KEY (repeatable; keys as in the "
+                         "JSON: scatterptx, scatterptx_streaming, index_add, compiled_index_add, ...)")
     ap.add_argument("--deterministic", action="store_true",
                     help="also time calls under torch.use_deterministic_algorithms(True): "
                          "scatterptx.torch.index_add_, torch's index_add_ and scatter_add_")
@@ -288,6 +292,8 @@ def main(argv=None):
     today = datetime.date.today().isoformat()
     timer = Timer(device["l2_bytes"], args.warmup, args.runs, args.budget_s, args.head_start_cycles)
     systems = make_systems(scatterptx, seed, not args.no_compile, timer, args.deterministic)
+    if args.only:
+        systems = [s for s in systems if any(s.key.startswith(key) for key in args.only)]
     meta = {
         "date": today,
         "command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),

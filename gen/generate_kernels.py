@@ -22,7 +22,8 @@ import re
 import sys
 
 from kernel_constants import check_template_literals, constants_header
-from kernel_params import KERNEL_PARAMS, check_entry_params, param_block, params_header, struct_name
+from gate_snippets import gate_prologue
+from kernel_params import KERNEL_PARAMS, check_entry_params, gated, param_block, params_header, struct_name
 from variants import variants
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -47,12 +48,18 @@ def banner(comment, source):
 
 def read_template(name):
     """The template with its .param block (one {{PARAMS}}) filled in from
-    kernel_params.py; the block's comments may hold placeholders."""
+    kernel_params.py, and a gated family's {{GATE}} prologue; the block's
+    comments may hold placeholders."""
     with open(os.path.join(PTX_DIR, name), encoding="utf-8") as f:
         text = f.read()
     if text.count("{{PARAMS}}") != 1:
         raise SystemExit(f"ptx/{name}: expected one {{{{PARAMS}}}} placeholder for its .param block")
-    return text.replace("{{PARAMS}}", param_block(name))
+    text = text.replace("{{PARAMS}}", param_block(name))
+    if gated(name):
+        if text.count("{{GATE}}") != 1:
+            raise SystemExit(f"ptx/{name}: a gated family needs one {{{{GATE}}}} placeholder")
+        text = text.replace("{{GATE}}", gate_prologue())
+    return text
 
 
 def write_if_changed(path, text):

@@ -48,6 +48,13 @@ def _p(type_, name, doc="", host_doc=""):
     return Param(type_, name, doc, host_doc)
 
 
+# Every row and grouping kernel ends its list with the launch gate
+# (gen/gate_snippets.py): a u32 flag's address, or 0, and the value it needs.
+GATE_PARAMS = (
+    Param("u64", "gate", "u32 flag, or 0: the launch runs only when the flag holds gate_value"),
+    Param("u32", "gate_value"),
+)
+
 # Keyed by template: a template's entries (every variant) take the same list.
 KERNEL_PARAMS = {
     "row_tma_reduce.ptx.in": KernelParams("RowTmaReduceParams", 41, (
@@ -65,6 +72,7 @@ KERNEL_PARAMS = {
         _p("u32", "stages"),
         _p("u64", "error_record", "u64: smallest bad source position"),
         _p("u32", "prefetch_out", "nonzero: prefetch each pair's out chunk into L2"),
+        *GATE_PARAMS,
     )),
     "row_private.ptx.in": KernelParams("RowPrivateParams", 41, (
         _p("tensor_map", "src_map", "CUtensorMap over src (cols, rows), box (slice_elems, {{ROWS_PER_STAGE}})",
@@ -84,6 +92,7 @@ KERNEL_PARAMS = {
         _p("u32", "index_offset"),
         _p("u32", "barrier_offset"),
         _p("u64", "error_record"),
+        *GATE_PARAMS,
     )),
     "row_red.ptx.in": KernelParams("RowRedParams", 42, (
         _p("u64", "out_ptr"),
@@ -100,6 +109,7 @@ KERNEL_PARAMS = {
         _p("u64", "error_record", "u64: smallest bad source position"),
         _p("u32", "prefetch_out", "nonzero: prefetch out lines into L2 ahead of their reds"),
         _p("f32", "out_keep_fraction", "short rows: chance that a red marks its line evict_last, 0 to 1"),
+        *GATE_PARAMS,
     )),
     "group_histogram.ptx.in": KernelParams("GroupHistogramParams", 32, (
         _p("u64", "key_source", "{{KEY_SOURCE_PARAM}}",
@@ -110,11 +120,14 @@ KERNEL_PARAMS = {
         _p("u64", "tiles"),
         _p("u64", "out_rows", "index pass: keys outside [0, out_rows) become out_rows"),
         _p("u64", "error_record", "index pass: u64, smallest bad source position"),
+        _p("u64", "sorted_flag", "index pass: u32 cleared if the index is out of order, or 0"),
+        *GATE_PARAMS,
     )),
     "group_scan.ptx.in": KernelParams("GroupScanParams", 28, (
         _p("u64", "counts", "u32 [256][tiles], scanned in place"),
         _p("u64", "tiles"),
         _p("u64", "totals", "u32 [256]"),
+        *GATE_PARAMS,
     )),
     "group_scatter.ptx.in": KernelParams("GroupScatterParams", 32, (
         _p("u64", "key_source", "{{KEY_SOURCE_PARAM}}",
@@ -128,6 +141,7 @@ KERNEL_PARAMS = {
         _p("u64", "keys_out", "u32 [M]"),
         _p("u64", "values_out", "u32 [M]"),
         _p("u64", "out_rows", "index pass: keys outside [0, out_rows) become out_rows"),
+        *GATE_PARAMS,
     )),
     "group_segment_sum.ptx.in": KernelParams("GroupSegmentSumParams", 36, (
         _p("u64", "out_ptr"),
@@ -144,6 +158,7 @@ KERNEL_PARAMS = {
         _p("u64", "partial_stride"),
         _p("u64", "plan_error", "u64: smallest bad source position, all ones if none"),
         _p("u64", "error_record", "u64: smallest bad source position"),
+        *GATE_PARAMS,
     )),
     "group_combine.ptx.in": KernelParams("GroupCombineParams", 36, (
         _p("u64", "out_ptr"),
@@ -157,12 +172,17 @@ KERNEL_PARAMS = {
         _p("u64", "level_sums", "[2 * tiles] rows: sums of the previous level, this level's"),
         _p("u64", "partial_stride", "bytes per row of partials and level_sums"),
         _p("u64", "step", "32^(level - 1); level 1 reads partials"),
+        *GATE_PARAMS,
     )),
     "index_record_take.ptx.in": KernelParams("IndexRecordTakeParams", 42, (
         _p("u64", "record", "u64: smallest bad source position"),
         _p("u64", "taken", "u64: receives the record's value"),
     )),
 }
+
+
+def gated(template):
+    return any(p.name == "gate" for p in KERNEL_PARAMS[template].params)
 
 
 def param_block(template):

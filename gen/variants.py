@@ -4,6 +4,7 @@ in kernel_params.py)."""
 
 from dataclasses import dataclass
 
+import gate_snippets as gate
 import group_snippets as group
 import segment_snippets as segment
 from private_snippets import private_substitutions
@@ -129,7 +130,8 @@ def group_variants():
         out.append(Variant(name, f"group_histogram_{family}", f32, as_index, 0, "group_histogram.ptx.in",
                            dict(common, ENTRY=name, ROUND_REGS=group.scatter_round_regs(),
                                 LOAD_ROUNDS=group.load_rounds(load, record, None),
-                                COUNT_ROUNDS=group.histogram_count_rounds())))
+                                COUNT_ROUNDS=group.histogram_count_rounds(),
+                                ORDER_CHECK=gate.order_check(group.SCATTER_ROUNDS, load) if index else "")))
         name = "group_scatter" + suffix
         out.append(Variant(name, f"group_scatter_{family}", f32, as_index, 0, "group_scatter.ptx.in",
                            dict(common, ENTRY=name, ROUND_REGS=group.scatter_round_regs(),

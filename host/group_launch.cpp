@@ -18,12 +18,15 @@ void launch(const DriverApi& api, CUfunction function, uint64_t grid_x, uint32_t
 }  // namespace
 
 void launch_grouping(const DriverApi& api, const ContextState& state, const Problem& p, const GroupPlan& plan,
-                     CUdeviceptr workspace, CUstream stream) {
+                     CUdeviceptr workspace, CUstream stream, bool check_order) {
   const GroupWorkspace& w = plan.workspace;
   const uint64_t plan_error = workspace + w.plan_error;
-  // All ones: no bad index seen.
-  check_driver(api, "cuMemsetD8Async", api.cuMemsetD8Async(plan_error, 0xFF, 8, stream));
+  const uint64_t order_flag = workspace + w.order_flag;
+  // All ones: no bad index seen, and (the order flag, right after) in order.
+  const size_t ones = check_order ? w.order_flag - w.plan_error + 4 : 8;
+  check_driver(api, "cuMemsetD8Async", api.cuMemsetD8Async(plan_error, 0xFF, ones, stream));
   if (p.src_rows == 0) return;
+  const LaunchGate out_of_order = check_order ? LaunchGate{order_flag, 0} : LaunchGate{};
   const uint64_t tiles = plan.sort_tiles;
   for (uint32_t pass = 0; pass < plan.passes; ++pass) {
     const int from_index = pass == 0 ? 0 : 1;
@@ -38,6 +41,11 @@ void launch_grouping(const DriverApi& api, const ContextState& state, const Prob
     histogram.tiles = tiles;
     histogram.out_rows = p.out_rows;
     histogram.error_record = plan_error;
+    if (pass == 0) {
+      histogram.sorted_flag = check_order ? order_flag : 0;
+    } else {
+      out_of_order.apply(histogram);
+    }
     launch(api, state.functions[plan.histogram_variant[from_index]], tiles, 1, kSortThreads, stream,
            histogram.packed().data());
 
@@ -45,6 +53,7 @@ void launch_grouping(const DriverApi& api, const ContextState& state, const Prob
     scan.counts = workspace + w.counts;
     scan.tiles = tiles;
     scan.totals = workspace + w.totals;
+    out_of_order.apply(scan);
     launch(api, state.functions[plan.scan_variant], kSortDigits, 1, kSortThreads, stream, scan.packed().data());
 
     GroupScatterParams scatter{};
@@ -58,6 +67,7 @@ void launch_grouping(const DriverApi& api, const ContextState& state, const Prob
     scatter.keys_out = workspace + w.keys[pass % 2];
     scatter.values_out = workspace + w.rows[pass % 2];
     scatter.out_rows = p.out_rows;
+    out_of_order.apply(scatter);
     launch(api, state.functions[plan.scatter_variant[from_index]], tiles, 1, kSortThreads, stream,
            scatter.packed().data());
   }
@@ -68,7 +78,8 @@ namespace {
 // SEGMENTED: each segment summed on chip and added to its out row once; the
 // plan's record of a bad index is folded into index_error_slot.
 void launch_segment_sums(const DriverApi& api, const ContextState& state, const Problem& p, const GroupPlan& plan,
-                         CUdeviceptr workspace, CUdeviceptr index_error_slot, CUstream stream) {
+                         CUdeviceptr workspace, CUdeviceptr index_error_slot, CUstream stream,
+                         const LaunchGate& gate) {
   const GroupWorkspace& w = plan.workspace;
   const uint32_t threads = 32 * plan.summing_warps;
   GroupSegmentSumParams sums{};
@@ -86,6 +97,7 @@ void launch_segment_sums(const DriverApi& api, const ContextState& state, const 
   sums.partial_stride = plan.partial_stride;
   sums.plan_error = workspace + w.plan_error;
   sums.error_record = index_error_slot;
+  gate.apply(sums);
   launch(api, state.functions[plan.segment_sum_variant], plan.summing_grid_x, plan.summing_grid_y, threads, stream,
          sums.packed().data(), segment_sum_shared_bytes(plan.summing_warps));
 
@@ -101,6 +113,7 @@ void launch_segment_sums(const DriverApi& api, const ContextState& state, const 
   combine.level_sums = workspace + w.level_sums;
   combine.partial_stride = sums.partial_stride;
   combine.step = 1;
+  gate.apply(combine);
   for (uint32_t level = 0; level < plan.combine_levels; ++level, combine.step *= kCombineFanIn) {
     launch(api, state.functions[plan.combine_variant], plan.combine_grid_x, plan.summing_grid_y, threads, stream,
            combine.packed().data());
@@ -111,9 +124,9 @@ void launch_segment_sums(const DriverApi& api, const ContextState& state, const 
 
 void launch_grouped_execute(const DriverApi& api, const ContextState& state, const Problem& problem,
                             const GroupPlan& plan, CUdeviceptr workspace, CUdeviceptr index_error_slot,
-                            CUstream stream) {
+                            CUstream stream, const LaunchGate& gate) {
   if (problem.is_empty()) return;
-  launch_segment_sums(api, state, problem, plan, workspace, index_error_slot, stream);
+  launch_segment_sums(api, state, problem, plan, workspace, index_error_slot, stream, gate);
 }
 
 }  // namespace scatterptx::detail

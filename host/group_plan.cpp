@@ -58,6 +58,8 @@ GroupWorkspace layout_workspace(const GroupPlan& plan, uint64_t rows) {
   // One pass needs one output buffer; several ping-pong between two.
   const int buffers = plan.passes > 1 ? 2 : 1;
   w.plan_error = take(8);
+  static_assert(kWorkspaceAlignment >= 12, "the order flag shares plan_error's slot");
+  w.order_flag = w.plan_error + 8;
   for (int b = 0; b < buffers; ++b) w.keys[b] = take(4 * rows);
   for (int b = 0; b < buffers; ++b) w.rows[b] = take(4 * rows);
   w.counts = take(4 * kSortDigits * plan.sort_tiles);
@@ -185,7 +187,12 @@ GroupPlan plan_default_call(const Problem& p, const DeviceLimits& device) {
   } else if (p.has_schedule) {
     streaming.why_mode = "schedule override";
   } else {
-    return make_group_plan(p, GroupOptions{}, &device);
+    GroupPlan plan = make_group_plan(p, GroupOptions{}, &device);
+    // A sorted index streams as fast as it groups, without the sort; f16
+    // and bf16 keep grouping for its f32 sums (docs/tuning.md#sorted-index).
+    plan.streams_when_sorted =
+        plan.grouped() && (p.dtype == SCATTERPTX_F32 || p.dtype == SCATTERPTX_F64);
+    return plan;
   }
   return streaming;
 }
@@ -201,7 +208,7 @@ std::string GroupPlan::describe() const {
            field("passes", passes) + field("sort_tiles", sort_tiles) + field("segment_tiles", segment_tiles) +
            field("combine_levels", combine_levels) + field("summing_warps", summing_warps) +
            field("grid", summing_grid_x) + "x" + std::to_string(summing_grid_y) +
-           field("workspace_bytes", workspace.bytes);
+           field("workspace_bytes", workspace.bytes) + field("streams_when_sorted", streams_when_sorted ? 1 : 0);
   }
   return out;
 }

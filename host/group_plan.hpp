@@ -24,6 +24,7 @@ constexpr uint64_t kMaxGroupedTargets = UINT32_MAX - 1;
 // Byte offsets into the plan's workspace, each kWorkspaceAlignment-aligned.
 struct GroupWorkspace {
   uint64_t plan_error = 0;  // u64: smallest bad source position, all ones if none
+  uint64_t order_flag = 0;  // u32 after plan_error: all ones while the index reads in order
   uint64_t keys[2] = {};    // u32 [M] each: the radix passes ping-pong
   uint64_t rows[2] = {};    // u32 [M] each: source positions
   uint64_t counts = 0;      // u32 [256][sort_tiles]
@@ -42,6 +43,9 @@ struct GroupOptions {
 struct GroupPlan {
   scatterptx_mode mode = SCATTERPTX_MODE_STREAMING;  // STREAMING or SEGMENTED once planned
   bool deterministic = false;
+  // The default call's f32/f64 grouping: the first radix pass checks the
+  // index's order, and a sorted index runs the streaming plan instead.
+  bool streams_when_sorted = false;
   std::string why_mode;          // one line: why the planner chose the mode
   // SEGMENTED:
   uint32_t key_bits = 0;         // bits of the largest key (out_rows)

@@ -63,7 +63,7 @@ void fill_slice_fields(Params& k, const SliceArguments& a) {
 }
 
 void launch_tma(const DriverApi& api, CUfunction function, const Problem& p, const StreamingPlan& plan,
-                CUdeviceptr error_record, CUstream stream) {
+                CUdeviceptr error_record, CUstream stream, const LaunchGate& gate) {
   const TmaSchedule& s = plan.tma;
   for (const LaunchSlice& slice : plan.launches) {
     const SliceArguments a = slice_arguments(p, slice);
@@ -78,12 +78,13 @@ void launch_tma(const DriverApi& api, CUfunction function, const Problem& p, con
     k.stages = s.stages;
     k.error_record = error_record;
     k.prefetch_out = s.prefetch_out ? 1 : 0;
+    gate.apply(k);
     launch(api, function, slice, plan.threads_per_cta, s.shared_bytes, stream, k.packed().data());
   }
 }
 
 void launch_red(const DriverApi& api, CUfunction function, const Problem& p, const StreamingPlan& plan,
-                CUdeviceptr error_record, CUstream stream) {
+                CUdeviceptr error_record, CUstream stream, const LaunchGate& gate) {
   const RedSchedule& s = plan.red;
   for (const LaunchSlice& slice : plan.launches) {
     const SliceArguments a = slice_arguments(p, slice);
@@ -98,12 +99,13 @@ void launch_red(const DriverApi& api, CUfunction function, const Problem& p, con
     k.error_record = error_record;
     k.prefetch_out = s.prefetch_out ? 1 : 0;
     k.out_keep_fraction = static_cast<float>(s.out_keep_percent) / 100.0f;
+    gate.apply(k);
     launch(api, function, slice, plan.threads_per_cta, 0, stream, k.packed().data());
   }
 }
 
 void launch_private(const DriverApi& api, CUfunction function, const Problem& p, const StreamingPlan& plan,
-                    CUdeviceptr error_record, CUstream stream) {
+                    CUdeviceptr error_record, CUstream stream, const LaunchGate& gate) {
   const PrivateSchedule& s = plan.privatised;
   for (const LaunchSlice& slice : plan.launches) {
     const SliceArguments a = slice_arguments(p, slice);
@@ -120,6 +122,7 @@ void launch_private(const DriverApi& api, CUfunction function, const Problem& p,
     k.index_offset = s.index_offset;
     k.barrier_offset = s.barrier_offset;
     k.error_record = error_record;
+    gate.apply(k);
     launch(api, function, slice, plan.threads_per_cta, s.shared_bytes, stream, k.packed().data());
   }
 }
@@ -127,14 +130,14 @@ void launch_private(const DriverApi& api, CUfunction function, const Problem& p,
 }  // namespace
 
 void launch_plan(const DriverApi& api, const ContextState& state, const Problem& problem, const StreamingPlan& plan,
-                 CUdeviceptr index_error_slot, CUstream stream) {
+                 CUdeviceptr index_error_slot, CUstream stream, const LaunchGate& gate) {
   const CUfunction function = state.functions[plan.variant];
   if (plan.path == SCATTERPTX_PATH_TMA) {
-    launch_tma(api, function, problem, plan, index_error_slot, stream);
+    launch_tma(api, function, problem, plan, index_error_slot, stream, gate);
   } else if (plan.path == SCATTERPTX_PATH_PRIVATE) {
-    launch_private(api, function, problem, plan, index_error_slot, stream);
+    launch_private(api, function, problem, plan, index_error_slot, stream, gate);
   } else {
-    launch_red(api, function, problem, plan, index_error_slot, stream);
+    launch_red(api, function, problem, plan, index_error_slot, stream, gate);
   }
 }
 

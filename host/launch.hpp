@@ -7,12 +7,13 @@
 #include <cuda.h>
 
 #include "context_state.hpp"
+#include "launch_gate.hpp"
 #include "plan.hpp"
 #include "problem.hpp"
 
 namespace scatterptx::detail {
 
 void launch_plan(const DriverApi& api, const ContextState& state, const Problem& problem, const StreamingPlan& plan,
-                 CUdeviceptr index_error_slot, CUstream stream);
+                 CUdeviceptr index_error_slot, CUstream stream, const LaunchGate& gate = {});
 
 }  // namespace scatterptx::detail

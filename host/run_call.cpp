@@ -30,9 +30,22 @@ void run_streaming(const DriverApi& api, ContextState& state, const Problem& pro
 
 void run_grouped(const DriverApi& api, ContextState& state, const Problem& problem, const GroupPlan& plan,
                  CUdeviceptr workspace, CUstream stream) {
+  if (!plan.streams_when_sorted) {
+    run_with_index_check(api, state, problem, stream, [&](CUdeviceptr slot) {
+      launch_grouping(api, state, problem, plan, workspace, stream);
+      launch_grouped_execute(api, state, problem, plan, workspace, slot, stream);
+    });
+    return;
+  }
+  // Both queued; the first radix pass's order check lets one of them run.
+  const StreamingPlan streaming = make_plan(problem, state.limits);
+  const CUdeviceptr order_flag = workspace + plan.workspace.order_flag;
   run_with_index_check(api, state, problem, stream, [&](CUdeviceptr slot) {
-    launch_grouping(api, state, problem, plan, workspace, stream);
-    launch_grouped_execute(api, state, problem, plan, workspace, slot, stream);
+    launch_grouping(api, state, problem, plan, workspace, stream, /*check_order=*/true);
+    launch_grouped_execute(api, state, problem, plan, workspace, slot, stream, LaunchGate{order_flag, 0});
+    if (!problem.is_empty()) {
+      launch_plan(api, state, problem, streaming, slot, stream, LaunchGate{order_flag, kIndexInOrder});
+    }
   });
 }
 

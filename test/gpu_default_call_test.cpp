@@ -5,6 +5,7 @@
 // capture, none at all (grouping off), and several streams and threads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -193,6 +194,105 @@ TEST_P(DefaultCallTest, MisalignedMemoryFromTheAllocatorIsGivenBackAndNotUsed) {
   EXPECT_EQ(allocator.allocations, 1);
   EXPECT_EQ(allocator.releases, 1);
 }
+
+// The default call's check of the index's order: for f32 and f64 a sorted
+// index runs the streaming plan, any other one the grouped kernels; the
+// order flag (a u32 right after the workspace's u64 error record) says
+// which ran. f16 and bf16 always group, for the f32 sums.
+class DefaultCallOrderTest : public ::testing::TestWithParam<scatterptx_dtype> {
+ protected:
+  void SetUp() override { SCATTERPTX_REQUIRE_GPU(); }
+
+  bool checks_order() const { return GetParam() == SCATTERPTX_F32 || GetParam() == SCATTERPTX_F64; }
+
+  // Runs the default call on `host` in a registered allocator's workspace,
+  // checks the result, and returns the order flag the call left.
+  uint32_t run(const ScatterShape& s, const HostScatter& host, int64_t expected_bad_position = -1) {
+    TestAllocator allocator;
+    RegisteredAllocator registered(allocator);
+    DeviceScatter device(s, host);
+    const scatterptx_scatter_add_args args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+    const std::string plan = describe_plan(args);
+    EXPECT_EQ(plan.rfind("mode=segmented", 0), 0u) << plan;
+    EXPECT_NE(plan.find(std::string("streams_when_sorted=") + (checks_order() ? "1" : "0")), std::string::npos)
+        << plan;
+    EXPECT_EQ(scatterptx_scatter_add(&args, nullptr), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+    expect_scatter_result(s, host, device, 1);
+    int64_t position = 0;
+    EXPECT_EQ(scatterptx_take_index_error(&position), SCATTERPTX_SUCCESS);
+    EXPECT_EQ(position, expected_bad_position);
+    EXPECT_EQ(allocator.allocations, 1);
+    uint32_t flag = 0;
+    if (!allocator.held.empty()) scatterptx_testing::copy_to_host(&flag, allocator.held.back()->address(8), 4);
+    return flag;
+  }
+};
+
+TEST_P(DefaultCallOrderTest, ASortedIndexStreamsAndARandomOneGroups) {
+  const uint64_t seed = fresh_seed();
+  const ScatterShape s = grouped_shape(GetParam());
+  SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
+  HostScatter host = make_random_scatter(s, seed);
+  const uint32_t random_flag = run(s, host);
+  std::sort(host.index.begin(), host.index.end());
+  const uint32_t sorted_flag = run(s, host);
+  if (checks_order()) {
+    EXPECT_EQ(random_flag, 0u);
+    EXPECT_EQ(sorted_flag, 0xFFFFFFFFu);
+  }
+}
+
+TEST_P(DefaultCallOrderTest, OneStepDownAnywhereGroups) {
+  // Within a lane's round, across rounds, warps and sort tiles (2048 keys),
+  // and the last pair.
+  const ScatterShape s = grouped_shape(GetParam());
+  for (int64_t at : {int64_t{6}, int64_t{32}, int64_t{256}, int64_t{2048}, int64_t{4096 + 256 + 32},
+                     s.src_rows - 1}) {
+    const uint64_t seed = fresh_seed();
+    SCOPED_TRACE(seed_trace(seed) + ", " + s.describe() + ", step down at " + std::to_string(at));
+    HostScatter host = make_random_scatter(s, seed);
+    std::sort(host.index.begin(), host.index.end());
+    // Keeps every other pair in order and every entry in range.
+    if (host.index[at] + 1 < s.out_rows) {
+      host.index[at - 1] = host.index[at] + 1;
+    } else {
+      host.index[at] = host.index[at - 1] - 1;
+    }
+    const uint32_t flag = run(s, host);
+    if (checks_order()) EXPECT_EQ(flag, 0u);
+  }
+}
+
+TEST_P(DefaultCallOrderTest, ASortedIndexWithAHotTargetGroups) {
+  // 600 rows of one target cover a whole warp's 256 keys: grouping wins.
+  const uint64_t seed = fresh_seed();
+  const ScatterShape s = grouped_shape(GetParam());
+  SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
+  HostScatter host = make_random_scatter(s, seed);
+  std::sort(host.index.begin(), host.index.end());
+  std::fill(host.index.begin() + 1000, host.index.begin() + 1600, host.index[1000]);
+  const uint32_t flag = run(s, host);
+  if (checks_order()) EXPECT_EQ(flag, 0u);
+}
+
+TEST_P(DefaultCallOrderTest, ASortedIndexEndingInBadEntriesStreamsAndReportsThem) {
+  const uint64_t seed = fresh_seed();
+  const ScatterShape s = grouped_shape(GetParam());
+  SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
+  HostScatter host = make_random_scatter(s, seed);
+  std::sort(host.index.begin(), host.index.end());
+  host.index[s.src_rows - 3] = s.out_rows;  // every bad entry sorts last, as its key out_rows
+  host.index[s.src_rows - 2] = s.out_rows + 7;
+  host.index[s.src_rows - 1] = s.out_rows + 1;
+  const uint32_t flag = run(s, host, s.src_rows - 3);
+  if (checks_order()) EXPECT_EQ(flag, 0xFFFFFFFFu);
+}
+
+INSTANTIATE_TEST_SUITE_P(Sm90, DefaultCallOrderTest,
+                         ::testing::Values(SCATTERPTX_F32, SCATTERPTX_F64, SCATTERPTX_BF16),
+                         [](const ::testing::TestParamInfo<scatterptx_dtype>& info) {
+                           return std::string(dtype_name(info.param));
+                         });
 
 INSTANTIATE_TEST_SUITE_P(Sm90, DefaultCallTest, ::testing::Values(SCATTERPTX_F32, SCATTERPTX_BF16),
                          [](const ::testing::TestParamInfo<scatterptx_dtype>& info) {

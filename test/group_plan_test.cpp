@@ -87,6 +87,26 @@ TEST(GroupPlan, TheDefaultCallGroupsWhereGroupedAutoDoes) {
             SCATTERPTX_MODE_STREAMING);
 }
 
+TEST(GroupPlan, TheDefaultCallChecksTheOrderOfF32AndF64IndicesOnly) {
+  for (scatterptx_dtype dtype : {SCATTERPTX_F32, SCATTERPTX_F64, SCATTERPTX_F16, SCATTERPTX_BF16}) {
+    const bool wide = dtype == SCATTERPTX_F32 || dtype == SCATTERPTX_F64;
+    const GroupPlan plan = plan_default_call(contiguous(dtype, 7770000, 1720000, 256), kDevice);
+    ASSERT_EQ(plan.mode, SCATTERPTX_MODE_SEGMENTED) << plan.describe();
+    EXPECT_EQ(plan.streams_when_sorted, wide) << plan.describe();
+    EXPECT_NE(plan.describe().find(std::string("streams_when_sorted=") + (wide ? "1" : "0")), std::string::npos);
+  }
+  // Grouped AUTO and plans never check it; a streaming choice has nothing to check.
+  EXPECT_FALSE(make_group_plan(contiguous(SCATTERPTX_F32, 7770000, 1720000, 128), mode(SCATTERPTX_MODE_AUTO),
+                               &kDevice).streams_when_sorted);
+  EXPECT_FALSE(plan_default_call(contiguous(SCATTERPTX_F32, 4000000, 1000000, 8), kDevice).streams_when_sorted);
+}
+
+TEST(GroupPlan, TheOrderFlagSitsInThePlanErrorSlotsPadding) {
+  const GroupPlan plan = plan_default_call(contiguous(SCATTERPTX_F32, 7770000, 1720000, 128), kDevice);
+  EXPECT_EQ(plan.workspace.order_flag, plan.workspace.plan_error + 8);
+  EXPECT_LE(plan.workspace.order_flag + 4, plan.workspace.keys[0]);
+}
+
 TEST(GroupPlan, TheDefaultCallStreamsWhenThePathOrScheduleIsForcedOrGroupingIsOff) {
   const Problem uniform = contiguous(SCATTERPTX_F32, 7770000, 1720000, 128);
   Problem forced = uniform;
