@@ -131,7 +131,9 @@ def group_variants():
                            dict(common, ENTRY=name, ROUND_REGS=group.scatter_round_regs(),
                                 LOAD_ROUNDS=group.load_rounds(load, record, None),
                                 COUNT_ROUNDS=group.histogram_count_rounds(),
-                                ORDER_CHECK=gate.order_check(group.SCATTER_ROUNDS, load) if index else "")))
+                                ORDER_INIT=gate.order_init() if index else "",
+                                ORDER_CHECK=gate.order_check(group.SCATTER_ROUNDS, load) if index else "",
+                                ORDER_STORE=gate.order_store() if index else "")))
         name = "group_scatter" + suffix
         out.append(Variant(name, f"group_scatter_{family}", f32, as_index, 0, "group_scatter.ptx.in",
                            dict(common, ENTRY=name, ROUND_REGS=group.scatter_round_regs(),

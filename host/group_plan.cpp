@@ -188,10 +188,10 @@ GroupPlan plan_default_call(const Problem& p, const DeviceLimits& device) {
     streaming.why_mode = "schedule override";
   } else {
     GroupPlan plan = make_group_plan(p, GroupOptions{}, &device);
-    // A sorted index streams as fast as it groups, without the sort; f16
-    // and bf16 keep grouping for its f32 sums (docs/tuning.md#sorted-index).
-    plan.streams_when_sorted =
-        plan.grouped() && (p.dtype == SCATTERPTX_F32 || p.dtype == SCATTERPTX_F64);
+    // A sorted f32 index with short runs streams faster than it sorts and
+    // groups; f64 groups faster, f16 and bf16 group for the f32 sums
+    // (docs/tuning.md#sorted-index).
+    plan.streams_when_sorted = plan.grouped() && p.dtype == SCATTERPTX_F32;
     return plan;
   }
   return streaming;

@@ -43,7 +43,7 @@ struct GroupOptions {
 struct GroupPlan {
   scatterptx_mode mode = SCATTERPTX_MODE_STREAMING;  // STREAMING or SEGMENTED once planned
   bool deterministic = false;
-  // The default call's f32/f64 grouping: the first radix pass checks the
+  // The default call's f32 grouping: the first radix pass checks the
   // index's order, and a sorted index runs the streaming plan instead.
   bool streams_when_sorted = false;
   std::string why_mode;          // one line: why the planner chose the mode
