@@ -27,11 +27,16 @@ void scatterptx_scatter_add_args_init(scatterptx_scatter_add_args* args) {
   args->path = SCATTERPTX_PATH_AUTO;
   args->schedule = nullptr;
   args->grouping = SCATTERPTX_GROUPING_AUTO;
+  args->weights = nullptr;
+  args->weights_dtype = SCATTERPTX_F32;
+  args->reduce = SCATTERPTX_REDUCE_SUM;
+  args->include_self = 1;
 }
 
 scatterptx_status scatterptx_scatter_add(const scatterptx_scatter_add_args* args, CUstream stream) {
   return guarded([&] {
     const Problem problem = validate_arguments(args);
+    validate_default_call(problem);
     if (problem.is_empty()) return;
     const DriverApi& api = require_driver();
     ContextState& state = current_context_state(api);
@@ -48,6 +53,10 @@ scatterptx_status scatterptx_scatter_add(const scatterptx_scatter_add_args* args
       if (problem.grouping == SCATTERPTX_GROUPING_NO_FALLBACK) {
         fail(SCATTERPTX_ERROR_OUT_OF_MEMORY, "grouping needs a workspace and falling back is forbidden "
                                              "(SCATTERPTX_GROUPING_NO_FALLBACK): " + workspace.why());
+      }
+      if (problem.needs_grouping()) {
+        fail(SCATTERPTX_ERROR_OUT_OF_MEMORY, "this reduce runs grouped only, and grouping needs a workspace: " +
+                                                 workspace.why());
       }
     }
     run_streaming(api, state, problem, stream);
@@ -77,6 +86,7 @@ scatterptx_status scatterptx_describe_plan(const scatterptx_scatter_add_args* ar
     if (buffer == nullptr || buffer_size == 0) invalid_argument("buffer is NULL or buffer_size is 0");
     buffer[0] = '\0';
     const Problem problem = validate_arguments(args);
+    validate_default_call(problem);
     const DriverApi& api = require_driver();
     const DeviceLimits& device = current_context_state(api).limits;
     const GroupPlan choice = plan_default_call(problem, device);

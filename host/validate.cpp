@@ -44,6 +44,51 @@ void validate_schedule(const scatterptx_schedule& s) {
 }
 
 
+// The reduce and the weights against each other and against the streaming
+// paths' options: weights scale a sum only, and a reduce that needs grouping
+// cannot be forced onto a streaming path or schedule.
+void validate_reduce(const Problem& p) {
+  const std::string reduce = std::string("reduce = ") + reduce_name(p.reduce);
+  if (p.weighted) {
+    if (p.reduce != SCATTERPTX_REDUCE_SUM) {
+      invalid_argument("weights are given with " + reduce +
+                       ": weights combine with SCATTERPTX_REDUCE_SUM only (a weighted mean, amax or amin "
+                       "is not supported)");
+    }
+    if (p.weights_dtype != SCATTERPTX_F32 && p.weights_dtype != p.dtype) {
+      invalid_argument(std::string("weights_dtype = ") + scatterptx_dtype_name(p.weights_dtype) +
+                       " with dtype = " + scatterptx_dtype_name(p.dtype) + ": weights are f32 or the rows' dtype");
+    }
+    if (p.path == SCATTERPTX_PATH_TMA || p.path == SCATTERPTX_PATH_PRIVATE) {
+      invalid_argument(std::string("path = ") +
+                       (p.path == SCATTERPTX_PATH_TMA ? "SCATTERPTX_PATH_TMA" : "SCATTERPTX_PATH_PRIVATE") +
+                       " takes no weights: weighted rows stream on the red path (SCATTERPTX_PATH_RED) or group");
+    }
+    if (p.has_schedule) {
+      invalid_argument("schedule tunes the TMA path, which takes no weights: weighted rows stream on the red path");
+    }
+  }
+  if (p.needs_grouping()) {
+    const std::string what = p.reduce != SCATTERPTX_REDUCE_SUM ? reduce : std::string("include_self = 0");
+    if (p.path != SCATTERPTX_PATH_AUTO) {
+      invalid_argument("path forces a streaming path, but " + what +
+                       " runs grouped only (the streaming paths add atomically); use SCATTERPTX_PATH_AUTO");
+    }
+    if (p.has_schedule) {
+      invalid_argument("schedule tunes a streaming path, but " + what + " runs grouped only");
+    }
+  }
+}
+
+// The kernels for these follow; until then they are refused rather than run
+// as a plain sum.
+Problem refuse_unimplemented(const Problem& p) {
+  if (p.weighted || p.needs_grouping()) {
+    invalid_argument("not implemented yet: weights, reduce != SCATTERPTX_REDUCE_SUM and include_self = 0");
+  }
+  return p;
+}
+
 Problem validate(const scatterptx_scatter_add_args* args, bool with_pointers) {
   if (args == nullptr) invalid_argument("args is NULL");
   const scatterptx_scatter_add_args& a = *args;
@@ -70,6 +115,15 @@ Problem validate(const scatterptx_scatter_add_args* args, bool with_pointers) {
     case SCATTERPTX_GROUPING_AUTO: case SCATTERPTX_GROUPING_OFF: case SCATTERPTX_GROUPING_NO_FALLBACK: break;
     default: invalid_argument("grouping = " + str(a.grouping) + " is not a scatterptx_grouping");
   }
+  switch (a.reduce) {
+    case SCATTERPTX_REDUCE_SUM: case SCATTERPTX_REDUCE_MEAN: case SCATTERPTX_REDUCE_AMAX: case SCATTERPTX_REDUCE_AMIN:
+      break;
+    default: invalid_argument("reduce = " + str(a.reduce) + " is not a scatterptx_reduce");
+  }
+  switch (a.weights_dtype) {
+    case SCATTERPTX_F32: case SCATTERPTX_F16: case SCATTERPTX_BF16: case SCATTERPTX_F64: break;
+    default: invalid_argument("weights_dtype = " + str(a.weights_dtype) + " is not a scatterptx_dtype");
+  }
   if (a.out_rows < 0) invalid_argument("out_rows = " + str(a.out_rows) + " is negative");
   if (a.src_rows < 0) invalid_argument("src_rows = " + str(a.src_rows) + " is negative");
   if (a.cols < 0) invalid_argument("cols = " + str(a.cols) + " is negative");
@@ -95,6 +149,11 @@ Problem validate(const scatterptx_scatter_add_args* args, bool with_pointers) {
     p.has_schedule = true;
     p.schedule = *a.schedule;
   }
+  p.reduce = a.reduce;
+  p.include_self = a.include_self != 0;
+  p.weighted = a.weights != nullptr;
+  p.weights_dtype = a.weights_dtype;
+  validate_reduce(p);
   if (p.is_empty()) return p;  // nothing is read or written: pointers may be anything
 
   if (p.cols > kMaxExtentBytes / p.elem_bytes) invalid_argument("cols = " + str(a.cols) + " is too large");
@@ -142,6 +201,20 @@ Problem validate(const scatterptx_scatter_add_args* args, bool with_pointers) {
   if (ranges_overlap(p.out_address, out_bytes, p.index_address, index_bytes)) {
     invalid_argument("out and index overlap in memory");
   }
+  if (p.weighted) {
+    p.weights_address = reinterpret_cast<uint64_t>(a.weights);
+    const uint64_t weight_bytes = p.weight_bytes();
+    if (p.weights_address % weight_bytes != 0) {
+      invalid_argument("weights is not aligned to its element size (" + std::to_string(weight_bytes) + " bytes)");
+    }
+    const uint64_t weights_extent = checked_extent("weights", p.src_rows, weight_bytes, weight_bytes);
+    if (p.weights_address > UINT64_MAX - weights_extent) {
+      invalid_argument("weights wraps around the end of the address space");
+    }
+    if (ranges_overlap(p.out_address, out_bytes, p.weights_address, weights_extent)) {
+      invalid_argument("out and weights overlap in memory");
+    }
+  }
   if (p.path == SCATTERPTX_PATH_TMA || p.path == SCATTERPTX_PATH_PRIVATE) {
     const std::string why_not = p.path == SCATTERPTX_PATH_TMA ? tma_layout_ineligibility(p)
                                                               : private_layout_ineligibility(p);
@@ -156,8 +229,37 @@ Problem validate(const scatterptx_scatter_add_args* args, bool with_pointers) {
 
 }  // namespace
 
-Problem validate_arguments(const scatterptx_scatter_add_args* args) { return validate(args, true); }
+Problem validate_arguments(const scatterptx_scatter_add_args* args) {
+  return refuse_unimplemented(validate(args, true));
+}
 
-Problem validate_shape(const scatterptx_scatter_add_args* args) { return validate(args, false); }
+Problem validate_shape(const scatterptx_scatter_add_args* args) { return refuse_unimplemented(validate(args, false)); }
+
+void validate_default_call(const Problem& p) {
+  if (p.needs_grouping() && p.grouping == SCATTERPTX_GROUPING_OFF) {
+    const std::string what = p.reduce != SCATTERPTX_REDUCE_SUM ? std::string("reduce = ") + reduce_name(p.reduce)
+                                                                : std::string("include_self = 0");
+    invalid_argument("grouping = SCATTERPTX_GROUPING_OFF, but " + what +
+                     " runs grouped only (the streaming paths add atomically); use SCATTERPTX_GROUPING_AUTO");
+  }
+}
+
+const char* reduce_name(scatterptx_reduce reduce) {
+  switch (reduce) {
+    case SCATTERPTX_REDUCE_SUM: return "sum";
+    case SCATTERPTX_REDUCE_MEAN: return "mean";
+    case SCATTERPTX_REDUCE_AMAX: return "amax";
+    case SCATTERPTX_REDUCE_AMIN: return "amin";
+  }
+  return "unknown";
+}
+
+std::string reduce_description(const Problem& p) {
+  std::string out;
+  if (p.reduce != SCATTERPTX_REDUCE_SUM) out += std::string(" reduce=") + reduce_name(p.reduce);
+  if (!p.include_self) out += " include_self=0";
+  if (p.weighted) out += std::string(" weights=") + scatterptx_dtype_name(p.weights_dtype);
+  return out;
+}
 
 }  // namespace scatterptx::detail

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstddef>
 #include <cstring>
 #include <functional>
 #include <ostream>
@@ -134,6 +135,94 @@ std::vector<InvalidCase> invalid_cases() {
          a.src_row_stride = 66;  // 264-byte rows
        },
        "tma"},
+      {"UnknownReduce", [](Args& a, Schedule&) { set_raw_enum(a.reduce, 4); }, "reduce"},
+      {"NegativeReduce", [](Args& a, Schedule&) { set_raw_enum(a.reduce, -1); }, "reduce"},
+      {"UnknownWeightsDtype", [](Args& a, Schedule&) { set_raw_enum(a.weights_dtype, 9); }, "weights_dtype"},
+      {"WeightedMean",
+       [](Args& a, Schedule&) {
+         a.weights = fake_pointer(0x40000);
+         a.reduce = SCATTERPTX_REDUCE_MEAN;
+       },
+       "weights combine with SCATTERPTX_REDUCE_SUM only"},
+      {"WeightedAmax",
+       [](Args& a, Schedule&) {
+         a.weights = fake_pointer(0x40000);
+         a.reduce = SCATTERPTX_REDUCE_AMAX;
+       },
+       "weights combine with SCATTERPTX_REDUCE_SUM only"},
+      {"WeightedAmin",
+       [](Args& a, Schedule&) {
+         a.weights = fake_pointer(0x40000);
+         a.reduce = SCATTERPTX_REDUCE_AMIN;
+         a.include_self = 0;
+       },
+       "weights combine with SCATTERPTX_REDUCE_SUM only"},
+      {"WeightsNeitherF32NorTheRowsDtype",
+       [](Args& a, Schedule&) {
+         a.weights = fake_pointer(0x40000);
+         a.weights_dtype = SCATTERPTX_BF16;  // rows are f32
+       },
+       "weights_dtype = bf16"},
+      {"F64WeightsForF16Rows",
+       [](Args& a, Schedule&) {
+         a.dtype = SCATTERPTX_F16;
+         a.weights = fake_pointer(0x40000);
+         a.weights_dtype = SCATTERPTX_F64;
+       },
+       "weights_dtype = f64"},
+      {"WeightsNotElementAligned", [](Args& a, Schedule&) { a.weights = fake_pointer(0x40002); },
+       "weights is not aligned"},
+      {"F64WeightsNotElementAligned",
+       [](Args& a, Schedule&) {
+         a.dtype = SCATTERPTX_F64;
+         a.weights = fake_pointer(0x40004);
+         a.weights_dtype = SCATTERPTX_F64;
+       },
+       "weights is not aligned"},
+      {"WeightsOverlapOut", [](Args& a, Schedule&) { a.weights = fake_pointer(0x10000 + 64 * 4 * 3); },
+       "out and weights overlap"},
+      {"WeightedTmaPath",
+       [](Args& a, Schedule&) {
+         a.weights = fake_pointer(0x40000);
+         a.path = SCATTERPTX_PATH_TMA;
+       },
+       "takes no weights"},
+      {"WeightedPrivatePath",
+       [](Args& a, Schedule&) {
+         a.weights = fake_pointer(0x40000);
+         a.path = SCATTERPTX_PATH_PRIVATE;
+       },
+       "takes no weights"},
+      {"WeightedSchedule",
+       [](Args& a, Schedule& s) {
+         a.weights = fake_pointer(0x40000);
+         s.stages = 4;
+       },
+       "takes no weights"},
+      {"AmaxOnAForcedPath",
+       [](Args& a, Schedule&) {
+         a.reduce = SCATTERPTX_REDUCE_AMAX;
+         a.path = SCATTERPTX_PATH_RED;
+       },
+       "path forces a streaming path"},
+      {"MeanOnAForcedPath",
+       [](Args& a, Schedule&) {
+         a.reduce = SCATTERPTX_REDUCE_MEAN;
+         a.path = SCATTERPTX_PATH_TMA;
+       },
+       "runs grouped only"},
+      {"SumWithoutSelfOnAForcedPath",
+       [](Args& a, Schedule&) {
+         a.include_self = 0;
+         a.path = SCATTERPTX_PATH_RED;
+       },
+       "include_self = 0"},
+      {"AminWithASchedule",
+       [](Args& a, Schedule& s) {
+         a.reduce = SCATTERPTX_REDUCE_AMIN;
+         s.chunk_bytes = 64;
+       },
+       "schedule"},
       {"TooManyStages", [](Args&, Schedule& s) { s.stages = 33; }, "stages"},
       {"AbsurdStages", [](Args&, Schedule& s) { s.stages = 1u << 20; }, "stages"},
       {"ChunkBytesNotMultipleOf16", [](Args&, Schedule& s) { s.chunk_bytes = 24; },
@@ -204,6 +293,24 @@ TEST(ApiValidation, ArgsInitDefaults) {
   EXPECT_EQ(args.index_check, SCATTERPTX_INDEX_RECORD);
   EXPECT_EQ(args.path, SCATTERPTX_PATH_AUTO);
   EXPECT_EQ(args.schedule, nullptr);
+  EXPECT_EQ(args.grouping, SCATTERPTX_GROUPING_AUTO);
+  EXPECT_EQ(args.weights, nullptr);
+  EXPECT_EQ(args.weights_dtype, SCATTERPTX_F32);
+  EXPECT_EQ(args.reduce, SCATTERPTX_REDUCE_SUM);
+  EXPECT_EQ(args.include_self, 1);
+}
+
+// The C struct only grows at its end: the fields a caller built against an
+// older header sit where they always did, and the new ones follow grouping.
+TEST(ApiValidation, ArgsLayoutIsAppendOnly) {
+  EXPECT_EQ(offsetof(scatterptx_scatter_add_args, out), 0u);
+  EXPECT_EQ(offsetof(scatterptx_scatter_add_args, dtype), 56u);
+  EXPECT_EQ(offsetof(scatterptx_scatter_add_args, schedule), 88u);
+  EXPECT_EQ(offsetof(scatterptx_scatter_add_args, grouping), 96u);
+  EXPECT_GT(offsetof(scatterptx_scatter_add_args, weights), offsetof(scatterptx_scatter_add_args, grouping));
+  EXPECT_GT(offsetof(scatterptx_scatter_add_args, weights_dtype), offsetof(scatterptx_scatter_add_args, weights));
+  EXPECT_GT(offsetof(scatterptx_scatter_add_args, reduce), offsetof(scatterptx_scatter_add_args, weights_dtype));
+  EXPECT_GT(offsetof(scatterptx_scatter_add_args, include_self), offsetof(scatterptx_scatter_add_args, reduce));
 }
 
 TEST(ApiValidation, EmptyProblemsSucceedWithoutTheDriver) {

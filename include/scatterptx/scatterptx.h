@@ -121,6 +121,22 @@ typedef enum scatterptx_grouping {
   SCATTERPTX_GROUPING_NO_FALLBACK = 2
 } scatterptx_grouping;
 
+/* What each reached target row becomes: torch's
+ *   out.scatter_reduce_(0, index.unsqueeze(-1).expand(-1, cols), src, reduce, include_self)
+ * with reduce "sum", "mean", "amax" or "amin". A target that no row reaches
+ * (no index equals it) is left as it was, whatever the reduce; a reached
+ * target's own value joins its rows only with include_self (as one more row,
+ * counted by MEAN). A NaN among the values a target combines makes its
+ * result NaN (AMAX and AMIN included); f16/bf16 rows are combined in f32 and
+ * rounded once. MEAN divides the (f32, f64 for f64) sum by the count. Every
+ * reduce but SUM with include_self runs grouped (see "Grouped execution"). */
+typedef enum scatterptx_reduce {
+  SCATTERPTX_REDUCE_SUM = 0,  /* the sum of the rows, weighted where weights is set */
+  SCATTERPTX_REDUCE_MEAN = 1, /* the sum over the number of rows; no weights */
+  SCATTERPTX_REDUCE_AMAX = 2, /* the element-wise maximum; no weights */
+  SCATTERPTX_REDUCE_AMIN = 3  /* the element-wise minimum; no weights */
+} scatterptx_reduce;
+
 typedef struct scatterptx_scatter_add_args {
   void* out;              /* device pointer, out_rows x cols */
   int64_t out_rows;
@@ -136,10 +152,22 @@ typedef struct scatterptx_scatter_add_args {
   scatterptx_path path;
   const scatterptx_schedule* schedule; /* NULL: the planner's schedule */
   scatterptx_grouping grouping;        /* scatterptx_scatter_add only; plans and grouped calls ignore it */
+  /* Fields below were added later; the struct only ever grows at its end.
+   * Fill it with scatterptx_scatter_add_args_init() first: a zero-filled
+   * struct means include_self = 0. */
+  /* NULL, or a device pointer to src_rows factors of weights_dtype, one per
+   * source row: out[index[i], :] += weights[i] * src[i, :], the product
+   * taken in f32 (f64 for f64 rows). With reduce SUM only. A plan reads it
+   * at every execute, from the pointer given at create. */
+  const void* weights;
+  scatterptx_dtype weights_dtype; /* SCATTERPTX_F32, or dtype itself */
+  scatterptx_reduce reduce;       /* see scatterptx_reduce */
+  int include_self;               /* nonzero: each reached out row joins its own reduce */
 } scatterptx_scatter_add_args;
 
 /* Fills args with the defaults: zero sizes, NULL pointers, f32, int64 index,
- * RECORD mode, AUTO path, no schedule override, grouping AUTO. */
+ * RECORD mode, AUTO path, no schedule override, grouping AUTO, no weights
+ * (weights_dtype f32), reduce SUM, include_self 1: out[index[i], :] += src[i, :]. */
 SCATTERPTX_API
 void scatterptx_scatter_add_args_init(scatterptx_scatter_add_args* args);
 

@@ -73,6 +73,45 @@ inline void scatter_add(Matrix<void*> out, Matrix<const void*> src, scatterptx_d
   throw_on_error(scatterptx_scatter_add(&args, stream));
 }
 
+// args with reduce and include_self set: torch's
+// out.scatter_reduce_(0, index expanded, src, reduce, include_self).
+inline scatterptx_scatter_add_args with_reduce(scatterptx_scatter_add_args args, scatterptx_reduce reduce,
+                                               bool include_self = true) {
+  args.reduce = reduce;
+  args.include_self = include_self ? 1 : 0;
+  return args;
+}
+
+// args with per-source-row weights (src.rows entries of weights_dtype, f32
+// or the rows' dtype): out[index[i], :] += weights[i] * src[i, :].
+inline scatterptx_scatter_add_args with_weights(scatterptx_scatter_add_args args, const void* weights,
+                                                scatterptx_dtype weights_dtype = SCATTERPTX_F32) {
+  args.weights = weights;
+  args.weights_dtype = weights_dtype;
+  return args;
+}
+
+// out.scatter_reduce_(0, index.unsqueeze(-1).expand(-1, cols), src, reduce,
+// include_self); index holds src.rows entries.
+inline void scatter_reduce(Matrix<void*> out, Matrix<const void*> src, scatterptx_dtype dtype, const void* index,
+                           scatterptx_index_type index_type, scatterptx_reduce reduce, bool include_self,
+                           CUstream stream, scatterptx_index_check check = SCATTERPTX_INDEX_RECORD) {
+  const scatterptx_scatter_add_args args =
+      with_reduce(make_args(out, src, dtype, index, index_type, check), reduce, include_self);
+  throw_on_error(scatterptx_scatter_add(&args, stream));
+}
+
+// out[index[i], :] += weights[i] * src[i, :]; index and weights hold
+// src.rows entries, weights of weights_dtype (f32 or dtype).
+inline void scatter_add_weighted(Matrix<void*> out, Matrix<const void*> src, scatterptx_dtype dtype,
+                                 const void* index, scatterptx_index_type index_type, const void* weights,
+                                 scatterptx_dtype weights_dtype, CUstream stream,
+                                 scatterptx_index_check check = SCATTERPTX_INDEX_RECORD) {
+  const scatterptx_scatter_add_args args =
+      with_weights(make_args(out, src, dtype, index, index_type, check), weights, weights_dtype);
+  throw_on_error(scatterptx_scatter_add(&args, stream));
+}
+
 // Grouped-execution options: AUTO, not deterministic, the planner's warps.
 inline scatterptx_group_options group_options(scatterptx_mode mode = SCATTERPTX_MODE_AUTO,
                                               bool deterministic = false,

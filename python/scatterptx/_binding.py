@@ -48,6 +48,12 @@ class Args(ctypes.Structure):
         ("path", ctypes.c_int),
         ("schedule", ctypes.c_void_p),
         ("grouping", ctypes.c_int),
+        # Appended to the C struct later; scatterptx_scatter_add_args_init
+        # writes them, so the struct must have room for them.
+        ("weights", ctypes.c_void_p),
+        ("weights_dtype", ctypes.c_int),
+        ("reduce", ctypes.c_int),
+        ("include_self", ctypes.c_int),
     ]
 
 
