@@ -158,6 +158,9 @@ KERNEL_PARAMS = {
         _p("u64", "partial_stride"),
         _p("u64", "plan_error", "u64: smallest bad source position, all ones if none"),
         _p("u64", "error_record", "u64: smallest bad source position"),
+        _p("u64", "weights", "weighted variants: per source row factors"),
+        _p("u32", "weight_bytes", "4: f32 weights, else of the rows' dtype"),
+        _p("u32", "include_self", "nonzero: out's own value joins each reduce"),
         *GATE_PARAMS,
     )),
     "group_combine.ptx.in": KernelParams("GroupCombineParams", 36, (
@@ -172,6 +175,7 @@ KERNEL_PARAMS = {
         _p("u64", "level_sums", "[2 * tiles] rows: sums of the previous level, this level's"),
         _p("u64", "partial_stride", "bytes per row of partials and level_sums"),
         _p("u64", "step", "32^(level - 1); level 1 reads partials"),
+        _p("u32", "include_self", "nonzero: out's own value joins each reduce"),
         *GATE_PARAMS,
     )),
     "index_record_take.ptx.in": KernelParams("IndexRecordTakeParams", 42, (

@@ -5,7 +5,20 @@ for f64), and added once into out or stored as a partial sum.
 
 A lane's slice is VE consecutive elements: one 16-byte vector ("vec16"
 variants: rows, strides and pointers 16-byte aligned) or one element
-("scalar" variants: any layout)."""
+("scalar" variants: any layout).
+
+Each variant combines with one operation (OPS): "sum" (the sum, and the
+sum's partial sums for every reduce that adds), "weighted" (the sum of
+weights[row] * row, the product fused into the f32/f64 sum), "mean" (the sum
+and the number of rows, divided at the write), "amax" and "amin"
+(NaN-propagating maximum and minimum). The write to out takes out's own
+value as one more operand when include_self is set, else the operation's
+identity, so each reached row is written once."""
+
+# The operations a summing variant combines with; "weighted" is a sum whose
+# rows are scaled by per-row weights (group_combine adds its partial sums as
+# "sum" does).
+OPS = ("sum", "weighted", "mean", "amax", "amin")
 
 ROWS_IN_FLIGHT = 4   # rows each lane of group_segment_sum loads before adding them, in order
 ITEMS_IN_FLIGHT = 4  # partial sums each lane of group_combine loads before adding them
@@ -38,7 +51,7 @@ def _regs(name, n):
     return "{" + ", ".join(f"{name}_{i}" for i in range(n)) + "}" if n > 1 else f"{name}_0"
 
 
-def slice_regs(dtype, vectorized):
+def slice_regs(dtype, vectorized, op="sum"):
     kind, n, _ = _words(dtype, vectorized)
     ve = lane_elems(dtype, vectorized)
     acc = acc_type(dtype)
@@ -46,19 +59,64 @@ def slice_regs(dtype, vectorized):
     partial = ", ".join(f"%y{u}_{i}" for u in range(ROWS_IN_FLIGHT) for i in range(ve))
     accs = ", ".join(f"%acc_{i}" for i in range(ve))
     outs = ", ".join(f"%o_{i}" for i in range(n))
-    return (f".reg {kind}  {raw};\n"
+    regs = (f".reg {kind}  {raw};\n"
             f"    .reg .{acc}  {partial};\n"
             f"    .reg .{acc}  {accs}, %f, %g;\n"
             f"    .reg {kind}  {outs};\n"
             "    .reg .b32   %w, %w_hi;\n"
             "    .reg .b16   %h, %h_hi;")
+    if op == "mean":
+        regs += f"\n    .reg .b32   %cnt;\n    .reg .{acc}  %cntf;\n    .reg .b64   %run_first;"
+    if op in ("amax", "amin") and acc == "f64":
+        regs += "\n    .reg .pred  %nan;"
+    if op == "weighted":
+        raw_weight = {"f32": ".f32", "f64": ".b64"}.get(dtype.name, ".b32")
+        regs += (f"\n    .reg {raw_weight}  {', '.join(f'%wr{u}' for u in range(ROWS_IN_FLIGHT))};"
+                 f"\n    .reg .{acc}  %wv;\n    .reg .f32   %wvf;\n    .reg .b32   %wb32, %wlo;"
+                 "\n    .reg .b64   %weights, %weight_bytes, %w_addr;\n    .reg .pred  %w_f32, %w_native, %wl;")
+    return regs
 
 
-def zero_acc(dtype, vectorized):
+# The identity of each operation in the accumulator type: what a sum starts
+# from, and what the write combines with when out's own value does not join.
+_IDENTITY = {
+    "f32": {"sum": "0f00000000", "amax": "0fFF800000", "amin": "0f7F800000"},
+    "f64": {"sum": "0d0000000000000000", "amax": "0dFFF0000000000000", "amin": "0d7FF0000000000000"},
+}
+# The same, as the raw element bits out's registers hold (f16/bf16 in pairs).
+_RAW_IDENTITY = {
+    "f16": {"sum": 0x0000, "amax": 0xFC00, "amin": 0x7C00},
+    "bf16": {"sum": 0x0000, "amax": 0xFF80, "amin": 0x7F80},
+}
+_CANONICAL_NAN = {"f32": "0f7FFFFFFF", "f64": "0d7FF8000000000000"}
+
+
+def _identity_op(op):
+    return op if op in ("amax", "amin") else "sum"
+
+
+def zero_acc(dtype, vectorized, op="sum"):
+    """Accumulators := the operation's identity (0, -inf or +inf)."""
     acc = acc_type(dtype)
-    zero = "0d0000000000000000" if acc == "f64" else "0f00000000"
-    return "\n".join(f"    mov.{acc}         %acc_{i}, {zero};"
+    value = _IDENTITY[acc][_identity_op(op)]
+    return "\n".join(f"    mov.{acc}         %acc_{i}, {value};"
                      for i in range(lane_elems(dtype, vectorized)))
+
+
+def _fold(op, acc, dst, src, pred):
+    """dst := op(dst, src) in the accumulator type: an add, or a maximum or
+    minimum that is NaN as soon as either operand is (torch's amax/amin).
+    f32 has max.NaN/min.NaN (PTX 7.0, sm_80); f64 has no .NaN form, so a NaN
+    operand is caught by setp.nan and replaces the result."""
+    guard = f"@{pred} " if pred else ""
+    if op not in ("amax", "amin"):
+        return [f"    {guard}{'add.' + acc:<19} {dst}, {dst}, {src};"]
+    ins = "max" if op == "amax" else "min"
+    if acc == "f32":
+        return [f"    {guard}{ins + '.NaN.f32':<19} {dst}, {dst}, {src};"]
+    return [f"    {guard}setp.nan.f64        %nan, {dst}, {src};",
+            f"    {guard}{ins + '.f64':<19} {dst}, {dst}, {src};",
+            f"    @%nan mov.f64       {dst}, {_CANONICAL_NAN['f64']};"]
 
 
 def load_src(dtype, vectorized, u, pred, addr):
@@ -66,12 +124,16 @@ def load_src(dtype, vectorized, u, pred, addr):
     return f"    @{pred} ld.global.nc{suffix} {_regs(f'%x{u}', n)}, [{addr}];"
 
 
-def shift_rows(dtype, vectorized):
-    """Row u + 1's slice becomes row u's (the next one to add)."""
+def shift_rows(dtype, vectorized, op="sum"):
+    """Row u + 1's slice (and weight) becomes row u's (the next one to add)."""
     kind, n, _ = _words(dtype, vectorized)
     mov = "mov.b16" if kind == ".b16" else f"mov{kind}" if kind != ".b32" else "mov.b32"
-    return "\n".join(f"    {mov:<19} %x{u}_{i}, %x{u + 1}_{i};"
-                     for u in range(ROWS_IN_FLIGHT - 1) for i in range(n))
+    lines = [f"    {mov:<19} %x{u}_{i}, %x{u + 1}_{i};"
+             for u in range(ROWS_IN_FLIGHT - 1) for i in range(n)]
+    if op == "weighted":
+        wmov = {"f32": "mov.f32", "f64": "mov.b64"}.get(dtype.name, "mov.b32")
+        lines += [f"    {wmov:<19} %wr{u}, %wr{u + 1};" for u in range(ROWS_IN_FLIGHT - 1)]
+    return "\n".join(lines)
 
 
 def _unpack(dtype, word, lo, hi):
@@ -87,21 +149,54 @@ def _unpack(dtype, word, lo, hi):
             f"    cvt.f32.f16         {hi}, %h_hi;")
 
 
-def add_src(dtype, vectorized, u, pred):
-    """acc += row u's slice, under pred."""
+def _weight_value(dtype, u):
+    """%wv := row u's weight in the accumulator type, from its raw bits %wr u
+    (f32 weights, or weights of the rows' dtype: host's weight_bytes)."""
+    if dtype.name == "f32":
+        return []  # f32 rows take f32 weights only: %wr u is the value
+    if dtype.name == "f64":
+        return [f"    @%w_f32 cvt.u32.u64 %wlo, %wr{u};",
+                "    @%w_f32 mov.b32     %wvf, %wlo;",
+                "    @%w_f32 cvt.f64.f32 %wv, %wvf;",
+                f"    @%w_native mov.b64  %wv, %wr{u};"]
+    cvt = "cvt.f32.bf16" if dtype.name == "bf16" else "cvt.f32.f16"
+    return [f"    @%w_f32 mov.b32     %wv, %wr{u};",
+            f"    @%w_native cvt.u16.u32 %h, %wr{u};",
+            f"    @%w_native {cvt} %wv, %h;"]
+
+
+def _accumulate(dtype, op, i, value, pred, u):
+    """acc_i := op(acc_i, value), value already in the accumulator type;
+    weighted: acc_i += value * weight, rounded once (fma)."""
+    acc = acc_type(dtype)
+    if op == "weighted":
+        weight = f"%wr{u}" if dtype.name == "f32" else "%wv"
+        return [f"    @{pred} fma.rn.{acc}  %acc_{i}, {value}, {weight}, %acc_{i};"]
+    return _fold(op, acc, f"%acc_{i}", value, pred)
+
+
+def add_src(dtype, vectorized, u, pred, op="sum"):
+    """acc op= row u's slice, under pred; mean also counts the row."""
     name = dtype.name
+    lines = []
+    if op == "mean":
+        lines.append("    add.u32             %cnt, %cnt, 1;")
+    if op == "weighted":
+        lines += _weight_value(dtype, u)
     if name in ("f32", "f64"):
         _, n, _ = _words(dtype, vectorized)
-        return "\n".join(f"    @{pred} add.{name}    %acc_{i}, %acc_{i}, %x{u}_{i};" for i in range(n))
+        for i in range(n):
+            lines += _accumulate(dtype, op, i, f"%x{u}_{i}", pred, u)
+        return "\n".join(lines)
     if not vectorized:
         cvt = "cvt.f32.bf16" if name == "bf16" else "cvt.f32.f16"
-        return (f"    @{pred} {cvt} %f, %x{u}_0;\n"
-                f"    @{pred} add.f32     %acc_0, %acc_0, %f;")
-    lines = []
+        lines.append(f"    @{pred} {cvt} %f, %x{u}_0;")
+        lines += _accumulate(dtype, op, 0, "%f", pred, u)
+        return "\n".join(lines)
     for i in range(4):
         lines.append(_unpack(dtype, f"%x{u}_{i}", "%f", "%g"))
-        lines.append(f"    @{pred} add.f32     %acc_{2 * i}, %acc_{2 * i}, %f;\n"
-                     f"    @{pred} add.f32     %acc_{2 * i + 1}, %acc_{2 * i + 1}, %g;")
+        lines += _accumulate(dtype, op, 2 * i, "%f", pred, u)
+        lines += _accumulate(dtype, op, 2 * i + 1, "%g", pred, u)
     return "\n".join(lines)
 
 
@@ -136,59 +231,169 @@ def load_partial(dtype, vectorized, u, pred, addr):
     return "\n".join(lines)
 
 
-def add_partial(dtype, vectorized, u, pred):
+def add_partial(dtype, vectorized, u, pred, op="sum"):
+    """acc op= partial u; weighted and mean partials are sums."""
     acc = acc_type(dtype)
-    return "\n".join(f"    @{pred} add.{acc}    %acc_{i}, %acc_{i}, %y{u}_{i};"
-                     for i in range(lane_elems(dtype, vectorized)))
+    fold = _identity_op(op)
+    lines = []
+    for i in range(lane_elems(dtype, vectorized)):
+        lines += _fold(fold, acc, f"%acc_{i}", f"%y{u}_{i}", pred)
+    return "\n".join(lines)
 
 
-def add_to_out(dtype, vectorized, pred, addr):
-    """out slice += acc, rounded once to the element type. The caller owns
+def _out_identity(dtype, vectorized, op):
+    """out's registers := the operation's identity, for a write without
+    include_self (the predicated load of out replaces it otherwise)."""
+    kind, n, _ = _words(dtype, vectorized)
+    ident = _identity_op(op)
+    if dtype.name in ("f32", "f64"):
+        value = _IDENTITY[dtype.name][ident]
+        return [f"    mov.{dtype.name}             %o_{i}, {value};" for i in range(n)]
+    bits = _RAW_IDENTITY[dtype.name][ident]
+    if kind == ".b16":
+        return [f"    mov.b16             %o_0, 0x{bits:04X};"]
+    return [f"    mov.b32             %o_{i}, 0x{bits:04X}{bits:04X};" for i in range(n)]
+
+
+def _finish(dtype, op, value):
+    """mean: value := value / rows (%cntf, include_self counted)."""
+    if op != "mean":
+        return []
+    return [f"    div.rn.{acc_type(dtype)}          {value}, {value}, %cntf;"]
+
+
+def _count(dtype, op):
+    """mean: %cntf := %cnt rows, plus one for out's own row with include_self."""
+    if op != "mean":
+        return []
+    acc = acc_type(dtype)
+    one = "0d3FF0000000000000" if acc == "f64" else "0f3F800000"
+    return [f"    cvt.rn.{acc}.u32    %cntf, %cnt;",
+            f"    @%self_on add.{acc} %cntf, %cntf, {one};"]
+
+
+def add_to_out(dtype, vectorized, pred, addr, op="sum"):
+    """out slice := op(out slice, acc), rounded once to the element type;
+    out's value joins only with include_self (%self_on), else the
+    operation's identity stands for it (so a sum stores acc). The caller owns
     the out row (no other lane or warp writes it), so this is a plain
     read-modify-write, not an atomic."""
     name = dtype.name
     kind, n, suffix = _words(dtype, vectorized)
     outs = _regs("%o", n)
-    load = f"    @{pred} ld.global{suffix} {outs}, [{addr}];"
+    fold = _identity_op(op)
+    lines = [f"    and.pred            %self_lane, {pred}, %self_on;"]
+    lines += _out_identity(dtype, vectorized, op)
+    lines.append(f"    @%self_lane ld.global{suffix} {outs}, [{addr}];")
+    lines += _count(dtype, op)
     store = f"    @{pred} st.global{suffix} [{addr}], {outs};"
     if name in ("f32", "f64"):
-        adds = "\n".join(f"    @{pred} add.{name}    %o_{i}, %o_{i}, %acc_{i};" for i in range(n))
-        return "\n".join([load, adds, store])
+        for i in range(n):
+            lines += _fold(fold, name, f"%o_{i}", f"%acc_{i}", pred)
+            lines += _finish(dtype, op, f"%o_{i}")
+        return "\n".join(lines + [store])
     if not vectorized:
         up = "cvt.f32.bf16" if name == "bf16" else "cvt.f32.f16"
         down = "cvt.rn.bf16.f32" if name == "bf16" else "cvt.rn.f16.f32"
-        return "\n".join([load,
-                          f"    @{pred} {up} %f, %o_0;",
-                          f"    @{pred} add.f32     %f, %f, %acc_0;",
-                          f"    @{pred} {down} %o_0, %f;",
-                          store])
-    lines = [load]
+        lines.append(f"    @{pred} {up} %f, %o_0;")
+        lines += _fold(fold, "f32", "%f", "%acc_0", pred)
+        lines += _finish(dtype, op, "%f")
+        lines.append(f"    @{pred} {down} %o_0, %f;")
+        return "\n".join(lines + [store])
     pack = "cvt.rn.bf16x2.f32" if name == "bf16" else "cvt.rn.f16x2.f32"
     for i in range(4):
         lines.append(_unpack(dtype, f"%o_{i}", "%f", "%g"))
-        lines.append(f"    add.f32             %f, %f, %acc_{2 * i};\n"
-                     f"    add.f32             %g, %g, %acc_{2 * i + 1};\n"
-                     # The first source goes to the upper half.
-                     f"    {pack} %o_{i}, %g, %f;")
-    lines.append(store)
-    return "\n".join(lines)
+        lines += _fold(fold, "f32", "%f", f"%acc_{2 * i}", "")
+        lines += _fold(fold, "f32", "%g", f"%acc_{2 * i + 1}", "")
+        lines += _finish(dtype, op, "%f") + _finish(dtype, op, "%g")
+        # The first source goes to the upper half.
+        lines.append(f"    {pack} %o_{i}, %g, %f;")
+    return "\n".join(lines + [store])
 
 
-def segment_substitutions(dtype, vectorized):
+def segment_substitutions(dtype, vectorized, op="sum"):
     ve = lane_elems(dtype, vectorized)
     return {
         "ELEM_BYTES": str(dtype.size),
         "LANE_ELEMS": str(ve),
         "ACC_BYTES": str(acc_bytes(dtype)),
-        "SLICE_REGS": slice_regs(dtype, vectorized),
-        "ZERO_ACC": zero_acc(dtype, vectorized),
-        "SHIFT_ROWS": shift_rows(dtype, vectorized),
-        "ADD_ROW0": add_src(dtype, vectorized, 0, "%lane_on"),
-        "ADD_TO_OUT": add_to_out(dtype, vectorized, "%lane_on", "%out_addr"),
+        "SLICE_REGS": slice_regs(dtype, vectorized, op),
+        "ZERO_ACC": zero_acc(dtype, vectorized, op),
+        "SHIFT_ROWS": shift_rows(dtype, vectorized, op),
+        "ADD_ROW0": add_src(dtype, vectorized, 0, "%lane_on", op),
+        "ADD_TO_OUT": add_to_out(dtype, vectorized, "%lane_on", "%out_addr", op),
         "STORE_PARTIAL": store_partial(dtype, vectorized, "%lane_on", "%partial_addr"),
-        **{f"ADD_PARTIAL{u}": add_partial(dtype, vectorized, u, f"%load{u}")
+        **{f"ADD_PARTIAL{u}": add_partial(dtype, vectorized, u, f"%load{u}", op)
            for u in range(ITEMS_IN_FLIGHT)},
     }
+
+
+def zero_count(op):
+    """group_segment_sum, mean: a segment's row count starts at 0."""
+    return "    mov.u32             %cnt, 0;" if op == "mean" else ""
+
+
+def weight_setup(dtype, op):
+    """group_segment_sum, weighted: the weights and how to read them."""
+    if op != "weighted":
+        return ""
+    return ("    ld.param.u64        %weights, [weights];\n"
+            "    ld.param.u32        %wb32, [weight_bytes];\n"
+            "    cvt.u64.u32         %weight_bytes, %wb32;\n"
+            "    setp.eq.u32         %w_f32, %wb32, 4;\n"
+            "    not.pred            %w_native, %w_f32;")
+
+
+def _load_weight(dtype, u):
+    """Row u's raw weight bits into %wr u, under %load u: f32 (4 bytes) or
+    the rows' dtype; converted where it is used (_weight_value), so that the
+    loads of the rows in flight are not held up by a conversion."""
+    lines = ["    mad.lo.u64          %w_addr, %t64, %weight_bytes, %weights;"]
+    if dtype.name == "f32":
+        return lines + [f"    @%load{u} ld.global.nc.f32 %wr{u}, [%w_addr];"]
+    native = "ld.global.nc.b64" if dtype.name == "f64" else "ld.global.nc.u16"
+    return lines + [f"    and.pred            %wl, %load{u}, %w_f32;",
+                    f"    @%wl ld.global.nc.u32 %wr{u}, [%w_addr];",
+                    f"    and.pred            %wl, %load{u}, %w_native;",
+                    f"    @%wl {native} %wr{u}, [%w_addr];"]
+
+
+def run_count(op):
+    """group_combine, mean: %cnt := the rows of the run whose whole sum this
+    warp has (%whole), from the sorted keys alone: the first position past
+    key %h_key in the run's last tile a + n - 1, less its first position in
+    its first tile a (both binary searches within one tile of 256 keys)."""
+    if op != "mean":
+        return ""
+    def search(label, compare):
+        return (f"{label}:\n"
+                "    setp.ge.u64         %p, %lo, %hi;\n"
+                f"    @%p bra             {label}_DONE;\n"
+                "    add.u64             %mid, %lo, %hi;\n"
+                "    shr.u64             %mid, %mid, 1;\n"
+                "    shl.b64             %t64, %mid, 2;\n"
+                "    add.u64             %addr, %keys, %t64;\n"
+                "    ld.global.nc.u32    %k, [%addr];\n"
+                f"    setp.{compare}.u32         %p, %k, %h_key;\n"
+                "    @%p add.u64         %lo, %mid, 1;\n"
+                "    @!%p mov.u64        %hi, %mid;\n"
+                f"    bra                 {label};\n"
+                f"{label}_DONE:\n")
+    return ("    @!%whole bra        RUN_COUNTED;\n"
+            "    shl.b64             %lo, %a, 8;\n"
+            "    add.u64             %hi, %lo, 256;\n"
+            "    min.u64             %hi, %hi, %count;\n"
+            + search("RUN_FIRST", "lt") +
+            "    mov.u64             %run_first, %lo;\n"
+            "    add.u64             %lo, %a, %n;\n"
+            "    sub.u64             %lo, %lo, 1;\n"
+            "    shl.b64             %lo, %lo, 8;\n"
+            "    add.u64             %hi, %lo, 256;\n"
+            "    min.u64             %hi, %hi, %count;\n"
+            + search("RUN_END", "le") +
+            "    sub.u64             %t64, %lo, %run_first;\n"
+            "    cvt.u32.u64         %cnt, %t64;\n"
+            "RUN_COUNTED:")
 
 
 STAGED_PER_LANE = SEGMENT_TILE_ROWS // 32  # positions of a tile each lane stages in shared memory
@@ -234,7 +439,7 @@ def prefetch_out(dtype):
             "    @%lane_on prefetch.global.L2 [%out_addr];")
 
 
-def load_position(dtype, vectorized, u):
+def load_position(dtype, vectorized, u, op="sum"):
     """Key, source row and slice of grouped position %jj (tile-relative
     slot u of the four in flight), key and row from the staging area."""
     return (f"    setp.lt.u64         %in{u}, %jj, %te;\n"
@@ -249,7 +454,8 @@ def load_position(dtype, vectorized, u):
             f"    cvt.u64.u32         %t64, %row{u};\n"
             f"    mad.lo.u64          %src_addr{u}, %t64, %src_stride, %src;\n"
             f"    mad.lo.u64          %src_addr{u}, %col, {dtype.size}, %src_addr{u};\n"
-            + load_src(dtype, vectorized, u, f"%load{u}", f"%src_addr{u}"))
+            + load_src(dtype, vectorized, u, f"%load{u}", f"%src_addr{u}")
+            + ("\n" + "\n".join(_load_weight(dtype, u)) if op == "weighted" else ""))
 
 
 def load_item(dtype, vectorized, u):
@@ -276,8 +482,8 @@ def position_regs():
             f"    .reg .b64   %src_addr<{n}>;")
 
 
-def load_positions(dtype, vectorized):
-    return "\n".join(f"    add.u64             %jj, %j, {u};\n" + load_position(dtype, vectorized, u)
+def load_positions(dtype, vectorized, op="sum"):
+    return "\n".join(f"    add.u64             %jj, %j, {u};\n" + load_position(dtype, vectorized, u, op)
                       for u in range(ROWS_IN_FLIGHT))
 
 

@@ -58,6 +58,8 @@ class Variant:
     template: str
     substitutions: dict
     min_sm: int = 90
+    reduce: str = "sum"   # scatterptx_reduce the variant computes: sum, mean, amax, amin
+    weighted: bool = False  # scales each source row by its weight
 
 
 def row_substitutions(dtype, index):
@@ -148,24 +150,34 @@ def group_variants():
     for dtype in DTYPES:
         for vectorized in (True, False):
             shape = "vec16" if vectorized else "scalar"
-            subs = segment.segment_substitutions(dtype, vectorized)
-            subs["ACC"] = segment.acc_type(dtype)
-            subs["ROWS_IN_FLIGHT"] = str(segment.ROWS_IN_FLIGHT)
-            subs["CHUNK_ELEMS"] = str(32 * segment.lane_elems(dtype, vectorized))
             vector_bytes = 16 if vectorized else dtype.size
-            name = f"group_segment_sum_{shape}_{dtype.name}"
-            out.append(Variant(name, "group_segment_sum", dtype, INDEX_TYPES[0], vector_bytes,
-                               "group_segment_sum.ptx.in",
-                               dict(subs, ENTRY=name,
-                                    POSITION_REGS=segment.position_regs() + "\n    " + segment.staging_regs(),
-                                    STAGE_POSITIONS=segment.stage_positions(),
-                                    PREFETCH_OUT=segment.prefetch_out(dtype),
-                                    LOAD_POSITIONS=segment.load_positions(dtype, vectorized),
-                                    SHIFT_KEYS=segment.shift_keys())))
-            name = f"group_combine_{shape}_{dtype.name}"
-            out.append(Variant(name, "group_combine", dtype, INDEX_TYPES[0], vector_bytes,
-                               "group_combine.ptx.in",
-                               dict(subs, ENTRY=name,
-                                    **{f"LOAD_ITEM{u}": segment.load_item(dtype, vectorized, u)
-                                       for u in range(segment.ITEMS_IN_FLIGHT)})))
+            for op in segment.OPS:
+                # The sum keeps its names; the other operations add theirs.
+                suffix = "" if op == "sum" else f"_{op}"
+                reduce = "sum" if op == "weighted" else op
+                subs = segment.segment_substitutions(dtype, vectorized, op)
+                subs["ACC"] = segment.acc_type(dtype)
+                subs["ROWS_IN_FLIGHT"] = str(segment.ROWS_IN_FLIGHT)
+                subs["CHUNK_ELEMS"] = str(32 * segment.lane_elems(dtype, vectorized))
+                name = f"group_segment_sum_{shape}_{dtype.name}{suffix}"
+                out.append(Variant(name, "group_segment_sum", dtype, INDEX_TYPES[0], vector_bytes,
+                                   "group_segment_sum.ptx.in",
+                                   dict(subs, ENTRY=name,
+                                        POSITION_REGS=segment.position_regs() + "\n    " + segment.staging_regs(),
+                                        STAGE_POSITIONS=segment.stage_positions(),
+                                        PREFETCH_OUT=segment.prefetch_out(dtype),
+                                        LOAD_POSITIONS=segment.load_positions(dtype, vectorized, op),
+                                        SHIFT_KEYS=segment.shift_keys(),
+                                        OP_SETUP=segment.weight_setup(dtype, op),
+                                        ZERO_COUNT=segment.zero_count(op)),
+                                   reduce=reduce, weighted=op == "weighted"))
+                if op == "weighted":
+                    continue  # its partial sums combine as the sum's do
+                name = f"group_combine_{shape}_{dtype.name}{suffix}"
+                out.append(Variant(name, "group_combine", dtype, INDEX_TYPES[0], vector_bytes,
+                                   "group_combine.ptx.in",
+                                   dict(subs, ENTRY=name, RUN_COUNT=segment.run_count(op),
+                                        **{f"LOAD_ITEM{u}": segment.load_item(dtype, vectorized, u)
+                                           for u in range(segment.ITEMS_IN_FLIGHT)}),
+                                   reduce=reduce))
     return out

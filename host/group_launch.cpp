@@ -97,6 +97,9 @@ void launch_segment_sums(const DriverApi& api, const ContextState& state, const 
   sums.partial_stride = plan.partial_stride;
   sums.plan_error = workspace + w.plan_error;
   sums.error_record = index_error_slot;
+  sums.weights = p.weights_address;
+  sums.weight_bytes = static_cast<uint32_t>(p.weight_bytes());
+  sums.include_self = p.include_self ? 1 : 0;
   gate.apply(sums);
   launch(api, state.functions[plan.segment_sum_variant], plan.summing_grid_x, plan.summing_grid_y, threads, stream,
          sums.packed().data(), segment_sum_shared_bytes(plan.summing_warps));
@@ -113,6 +116,7 @@ void launch_segment_sums(const DriverApi& api, const ContextState& state, const 
   combine.level_sums = workspace + w.level_sums;
   combine.partial_stride = sums.partial_stride;
   combine.step = 1;
+  combine.include_self = sums.include_self;
   gate.apply(combine);
   for (uint32_t level = 0; level < plan.combine_levels; ++level, combine.step *= kCombineFanIn) {
     launch(api, state.functions[plan.combine_variant], plan.combine_grid_x, plan.summing_grid_y, threads, stream,

@@ -104,7 +104,12 @@ GroupOptions validate_group_options(const scatterptx_group_options* options, con
     invalid_argument("deterministic results need grouping: the streaming paths add with atomics; "
                      "use SCATTERPTX_MODE_SEGMENTED or AUTO");
   }
-  const bool grouped = o.mode == SCATTERPTX_MODE_SEGMENTED || o.deterministic;
+  if (p.needs_grouping() && o.mode == SCATTERPTX_MODE_STREAMING) {
+    invalid_argument(std::string("options->mode = SCATTERPTX_MODE_STREAMING, but reduce = ") + reduce_name(p.reduce) +
+                     (p.include_self ? "" : " with include_self = 0") +
+                     " runs grouped only (the streaming paths add atomically); use SCATTERPTX_MODE_SEGMENTED or AUTO");
+  }
+  const bool grouped = o.mode == SCATTERPTX_MODE_SEGMENTED || o.deterministic || p.needs_grouping();
   if (grouped || o.mode == SCATTERPTX_MODE_AUTO) {
     // In AUTO the streaming fallback uses the planner's own path and schedule.
     if (p.path != SCATTERPTX_PATH_AUTO) {
@@ -116,7 +121,10 @@ GroupOptions validate_group_options(const scatterptx_group_options* options, con
   }
   if (grouped) {
     const std::string why = segmented_ineligibility(p);
-    if (!why.empty()) invalid_argument("segmented mode cannot take this problem: " + why);
+    if (!why.empty()) {
+      invalid_argument(std::string(p.needs_grouping() ? "this reduce runs grouped only, and " : "") +
+                       "segmented mode cannot take this problem: " + why);
+    }
   }
   return o;
 }
@@ -124,9 +132,15 @@ GroupOptions validate_group_options(const scatterptx_group_options* options, con
 GroupPlan make_group_plan(const Problem& p, const GroupOptions& o, const DeviceLimits* device) {
   GroupPlan plan;
   plan.deterministic = o.deterministic;
+  plan.reduce = reduce_description(p);
   if (o.mode == SCATTERPTX_MODE_SEGMENTED || o.deterministic) {
     plan.mode = SCATTERPTX_MODE_SEGMENTED;
     plan.why_mode = o.deterministic ? "deterministic" : "forced";
+  } else if (p.needs_grouping()) {
+    // Only the grouped kernels write each reached row once.
+    plan.mode = SCATTERPTX_MODE_SEGMENTED;
+    plan.why_mode = std::string(p.reduce != SCATTERPTX_REDUCE_SUM ? reduce_name(p.reduce) : "include_self=0") +
+                    " runs grouped only";
   } else if (o.mode == SCATTERPTX_MODE_STREAMING) {
     plan.mode = o.mode;
     plan.why_mode = "forced";
@@ -172,8 +186,10 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o, const DeviceL
   plan.summing_grid_y = static_cast<uint32_t>(std::min<uint64_t>({chunks, want_y, kMaxGridY}));
 
   const unsigned slice = plan.vectorized ? kLaneSliceBytes : static_cast<unsigned>(p.elem_bytes);
-  plan.segment_sum_variant = find_variant(KernelFamily::group_segment_sum, p.dtype, SCATTERPTX_INDEX_INT32, slice);
-  plan.combine_variant = find_variant(KernelFamily::group_combine, p.dtype, SCATTERPTX_INDEX_INT32, slice);
+  plan.segment_sum_variant =
+      find_variant(KernelFamily::group_segment_sum, p.dtype, SCATTERPTX_INDEX_INT32, slice, p.reduce, p.weighted);
+  // Weighted partial sums are sums: the plain combine adds them.
+  plan.combine_variant = find_variant(KernelFamily::group_combine, p.dtype, SCATTERPTX_INDEX_INT32, slice, p.reduce);
   plan.workspace = layout_workspace(plan, m);
   return plan;
 }
@@ -191,7 +207,7 @@ GroupPlan plan_default_call(const Problem& p, const DeviceLimits& device) {
     // A sorted f32 index with short runs streams faster than it sorts and
     // groups; f64 groups faster, f16 and bf16 group for the f32 sums
     // (docs/tuning.md#sorted-index).
-    plan.streams_when_sorted = plan.grouped() && p.dtype == SCATTERPTX_F32;
+    plan.streams_when_sorted = plan.grouped() && p.dtype == SCATTERPTX_F32 && !p.needs_grouping();
     return plan;
   }
   return streaming;
@@ -210,7 +226,7 @@ std::string GroupPlan::describe() const {
            field("grid", summing_grid_x) + "x" + std::to_string(summing_grid_y) +
            field("workspace_bytes", workspace.bytes) + field("streams_when_sorted", streams_when_sorted ? 1 : 0);
   }
-  return out;
+  return out + reduce;
 }
 
 }  // namespace scatterptx::detail

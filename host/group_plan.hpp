@@ -47,6 +47,7 @@ struct GroupPlan {
   // index's order, and a sorted index runs the streaming plan instead.
   bool streams_when_sorted = false;
   std::string why_mode;          // one line: why the planner chose the mode
+  std::string reduce;            // reduce_description(): "" for a plain sum
   // SEGMENTED:
   uint32_t key_bits = 0;         // bits of the largest key (out_rows)
   uint32_t first_shift = 0;      // lowest key bit of the first pass's digit
@@ -74,7 +75,8 @@ struct GroupPlan {
 
 // Throws INVALID_ARGUMENT for options out of range or at odds with the
 // problem (a forced path or schedule outside STREAMING, deterministic
-// STREAMING, SEGMENTED on an ineligible problem, the removed BUCKETED).
+// STREAMING, STREAMING for a reduce that runs grouped only, SEGMENTED on an
+// ineligible problem, the removed BUCKETED).
 GroupOptions validate_group_options(const scatterptx_group_options* options, const Problem& problem);
 
 // Why SEGMENTED cannot take this problem, or "".

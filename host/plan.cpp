@@ -73,15 +73,17 @@ uint32_t tma_shared_bytes(uint32_t stage_bytes, uint32_t stages, uint32_t warps_
 }
 
 std::size_t find_variant(KernelFamily family, scatterptx_dtype dtype, scatterptx_index_type index_type,
-                         unsigned vector_bytes) {
+                         unsigned vector_bytes, scatterptx_reduce reduce, bool weighted) {
   for (std::size_t i = 0; i < kKernelVariantCount; ++i) {
     const KernelVariant& v = kKernelVariants[i];
-    if (v.family == family && v.dtype == dtype && v.index_type == index_type && v.vector_bytes == vector_bytes) {
+    if (v.family == family && v.dtype == dtype && v.index_type == index_type && v.vector_bytes == vector_bytes &&
+        v.reduce == reduce && v.weighted == weighted) {
       return i;
     }
   }
   fail(SCATTERPTX_ERROR_DRIVER, std::string("internal error: no kernel variant for dtype ") +
-                                    scatterptx_dtype_name(dtype) + " vector_bytes " + std::to_string(vector_bytes));
+                                    scatterptx_dtype_name(dtype) + " vector_bytes " + std::to_string(vector_bytes) +
+                                    " reduce " + reduce_name(reduce) + (weighted ? " weighted" : ""));
 }
 
 std::string tma_ineligibility(const Problem& p, const DeviceLimits& device) {
@@ -110,6 +112,11 @@ StreamingPlan make_plan(const Problem& p, const DeviceLimits& device) {
   }
   StreamingPlan plan;
   if (p.is_empty()) return plan;
+  if (p.needs_grouping()) {
+    invalid_argument(std::string("reduce = ") + reduce_name(p.reduce) + (p.include_self ? "" : ", include_self = 0") +
+                     " has no streaming path: it runs grouped only");
+  }
+  if (p.weighted) invalid_argument("not implemented yet: weighted rows on the streaming paths");
   const std::string why_not_tma = tma_ineligibility(p, device);
   const std::string why_not_private = private_layout_ineligibility(p);
   PrivateSchedule private_fit;

@@ -117,7 +117,11 @@ StreamingPlan make_plan(const Problem& problem, const DeviceLimits& device);
 // Dynamic shared memory of a TMA CTA; must match ptx/row_tma_reduce.ptx.in.
 uint32_t tma_shared_bytes(uint32_t stage_bytes, uint32_t stages, uint32_t warps_per_cta);
 
+// The variant of family for the dtype, index type and access width that
+// computes reduce (the summing kernels; every other family computes SUM),
+// weighted or not.
 std::size_t find_variant(KernelFamily family, scatterptx_dtype dtype, scatterptx_index_type index_type,
-                         unsigned vector_bytes);
+                         unsigned vector_bytes, scatterptx_reduce reduce = SCATTERPTX_REDUCE_SUM,
+                         bool weighted = false);
 
 }  // namespace scatterptx::detail

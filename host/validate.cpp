@@ -80,14 +80,6 @@ void validate_reduce(const Problem& p) {
   }
 }
 
-// The kernels for these follow; until then they are refused rather than run
-// as a plain sum.
-Problem refuse_unimplemented(const Problem& p) {
-  if (p.weighted || p.needs_grouping()) {
-    invalid_argument("not implemented yet: weights, reduce != SCATTERPTX_REDUCE_SUM and include_self = 0");
-  }
-  return p;
-}
 
 Problem validate(const scatterptx_scatter_add_args* args, bool with_pointers) {
   if (args == nullptr) invalid_argument("args is NULL");
@@ -229,11 +221,9 @@ Problem validate(const scatterptx_scatter_add_args* args, bool with_pointers) {
 
 }  // namespace
 
-Problem validate_arguments(const scatterptx_scatter_add_args* args) {
-  return refuse_unimplemented(validate(args, true));
-}
+Problem validate_arguments(const scatterptx_scatter_add_args* args) { return validate(args, true); }
 
-Problem validate_shape(const scatterptx_scatter_add_args* args) { return refuse_unimplemented(validate(args, false)); }
+Problem validate_shape(const scatterptx_scatter_add_args* args) { return validate(args, false); }
 
 void validate_default_call(const Problem& p) {
   if (p.needs_grouping() && p.grouping == SCATTERPTX_GROUPING_OFF) {

@@ -223,6 +223,18 @@ std::vector<InvalidCase> invalid_cases() {
          s.chunk_bytes = 64;
        },
        "schedule"},
+      {"AmaxWithGroupingOff",
+       [](Args& a, Schedule&) {
+         a.reduce = SCATTERPTX_REDUCE_AMAX;
+         a.grouping = SCATTERPTX_GROUPING_OFF;
+       },
+       "SCATTERPTX_GROUPING_OFF"},
+      {"SumWithoutSelfWithGroupingOff",
+       [](Args& a, Schedule&) {
+         a.include_self = 0;
+         a.grouping = SCATTERPTX_GROUPING_OFF;
+       },
+       "include_self = 0 runs grouped only"},
       {"TooManyStages", [](Args&, Schedule& s) { s.stages = 33; }, "stages"},
       {"AbsurdStages", [](Args&, Schedule& s) { s.stages = 1u << 20; }, "stages"},
       {"ChunkBytesNotMultipleOf16", [](Args&, Schedule& s) { s.chunk_bytes = 24; },
@@ -361,6 +373,19 @@ TEST(ApiValidation, ValidInputsReachTheDriver) {
   half.index_check = SCATTERPTX_INDEX_CHECKED;
   half.out = fake_pointer(0x10002);
   valid.push_back(half);
+  for (scatterptx_reduce reduce : {SCATTERPTX_REDUCE_MEAN, SCATTERPTX_REDUCE_AMAX, SCATTERPTX_REDUCE_AMIN}) {
+    scatterptx_scatter_add_args reducing = valid_args();
+    reducing.reduce = reduce;
+    reducing.include_self = reduce == SCATTERPTX_REDUCE_AMIN ? 0 : 1;
+    valid.push_back(reducing);
+  }
+  scatterptx_scatter_add_args weighted = valid_args();
+  weighted.weights = fake_pointer(0x40000);
+  valid.push_back(weighted);
+  scatterptx_scatter_add_args weighted_half = half;
+  weighted_half.weights = fake_pointer(0x40002);  // f16 weights: 2-byte aligned
+  weighted_half.weights_dtype = SCATTERPTX_F16;
+  valid.push_back(weighted_half);
   scatterptx_schedule schedule = {64, 4, 2, 1};
   scatterptx_scatter_add_args scheduled = valid_args();
   scheduled.schedule = &schedule;

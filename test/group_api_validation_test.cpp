@@ -146,6 +146,24 @@ std::vector<InvalidGroupCase> invalid_group_cases() {
          a.schedule = &kSchedule;
        },
        {"schedule"}},
+      {"StreamingAmax",
+       [](Args& a, Options& o) {
+         o.mode = SCATTERPTX_MODE_STREAMING;
+         a.reduce = SCATTERPTX_REDUCE_AMAX;
+       },
+       {"runs grouped only"}},
+      {"StreamingSumWithoutSelf",
+       [](Args& a, Options& o) {
+         o.mode = SCATTERPTX_MODE_STREAMING;
+         a.include_self = 0;
+       },
+       {"include_self = 0"}},
+      {"WeightedMean",
+       [](Args& a, Options&) {
+         a.weights = fake_pointer(5 * kTiB);
+         a.reduce = SCATTERPTX_REDUCE_MEAN;
+       },
+       {"weights combine with SCATTERPTX_REDUCE_SUM only"}},
       // The checks scatter_add makes hold here too.
       {"NullOut", [](Args& a, Options&) { a.out = nullptr; }, {"out"}},
       {"NullSrc", [](Args& a, Options&) { a.src = nullptr; }, {"src"}},

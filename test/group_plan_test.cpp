@@ -265,3 +265,116 @@ TEST(GroupPlan, RemovedBucketedModeIsRefusedWhateverTheProblem) {
 
 }  // namespace
 
+
+namespace {
+
+Problem reducing(Problem p, scatterptx_reduce reduce, bool include_self = true) {
+  p.reduce = reduce;
+  p.include_self = include_self;
+  return p;
+}
+
+Problem weighted(Problem p, scatterptx_dtype weights_dtype) {
+  p.weighted = true;
+  p.weights_dtype = weights_dtype;
+  p.weights_address = 0x7f3000000000;
+  return p;
+}
+
+std::string variant_name(std::size_t variant) { return kKernelVariants[variant].name; }
+
+// Every reduce but a sum with include_self writes each reached row once:
+// only the grouped kernels do, so AUTO groups it even where a sum streams.
+TEST(GroupPlan, ReducesThatWriteOnceAlwaysGroup) {
+  const Problem short_rows = contiguous(SCATTERPTX_F32, 1000, 100, 8);  // a sum streams this
+  ASSERT_EQ(make_group_plan(short_rows, mode(SCATTERPTX_MODE_AUTO), &kDevice).mode, SCATTERPTX_MODE_STREAMING);
+  for (scatterptx_reduce r : {SCATTERPTX_REDUCE_MEAN, SCATTERPTX_REDUCE_AMAX, SCATTERPTX_REDUCE_AMIN}) {
+    for (bool self : {true, false}) {
+      const Problem p = reducing(short_rows, r, self);
+      const GroupPlan plan = make_group_plan(p, mode(SCATTERPTX_MODE_AUTO), &kDevice);
+      EXPECT_EQ(plan.mode, SCATTERPTX_MODE_SEGMENTED) << plan.describe();
+      EXPECT_NE(plan.describe().find(std::string(" reduce=") + reduce_name(r)), std::string::npos) << plan.describe();
+      EXPECT_EQ(plan.describe().find("include_self=0") != std::string::npos, !self) << plan.describe();
+      EXPECT_EQ(plan_default_call(p, kDevice).mode, SCATTERPTX_MODE_SEGMENTED);
+      EXPECT_FALSE(plan_default_call(p, kDevice).streams_when_sorted) << "a sorted index must not stream";
+      EXPECT_GT(make_group_plan(p, mode(SCATTERPTX_MODE_AUTO)).workspace.bytes, 0u);
+    }
+  }
+  const GroupPlan no_self = make_group_plan(reducing(short_rows, SCATTERPTX_REDUCE_SUM, false),
+                                            mode(SCATTERPTX_MODE_AUTO), &kDevice);
+  EXPECT_EQ(no_self.mode, SCATTERPTX_MODE_SEGMENTED) << no_self.describe();
+  EXPECT_EQ(no_self.why_mode, "include_self=0 runs grouped only");
+  // Few targets would take the privatised path as a sum; a mean groups.
+  const Problem few_targets = reducing(contiguous(SCATTERPTX_F32, 4000000, 100, 256), SCATTERPTX_REDUCE_MEAN);
+  EXPECT_EQ(make_group_plan(few_targets, mode(SCATTERPTX_MODE_AUTO), &kDevice).mode, SCATTERPTX_MODE_SEGMENTED);
+}
+
+TEST(GroupPlan, EachReduceTakesItsSummingVariants) {
+  struct Expect {
+    scatterptx_reduce reduce;
+    const char* segment_sum;
+    const char* combine;
+  };
+  const Expect cases[] = {
+      {SCATTERPTX_REDUCE_SUM, "group_segment_sum_vec16_bf16", "group_combine_vec16_bf16"},
+      {SCATTERPTX_REDUCE_MEAN, "group_segment_sum_vec16_bf16_mean", "group_combine_vec16_bf16_mean"},
+      {SCATTERPTX_REDUCE_AMAX, "group_segment_sum_vec16_bf16_amax", "group_combine_vec16_bf16_amax"},
+      {SCATTERPTX_REDUCE_AMIN, "group_segment_sum_vec16_bf16_amin", "group_combine_vec16_bf16_amin"},
+  };
+  for (const Expect& e : cases) {
+    const GroupPlan plan =
+        make_group_plan(reducing(contiguous(SCATTERPTX_BF16, 100000, 1000, 256), e.reduce), mode(SCATTERPTX_MODE_SEGMENTED));
+    EXPECT_EQ(variant_name(plan.segment_sum_variant), e.segment_sum);
+    EXPECT_EQ(variant_name(plan.combine_variant), e.combine);
+  }
+  // Weighted rows scale inside the sum; their partial sums combine as sums.
+  for (scatterptx_dtype w : {SCATTERPTX_F32, SCATTERPTX_BF16}) {
+    const Problem p = weighted(contiguous(SCATTERPTX_BF16, 100000, 1000, 256), w);
+    const GroupPlan plan = make_group_plan(p, mode(SCATTERPTX_MODE_SEGMENTED));
+    EXPECT_EQ(variant_name(plan.segment_sum_variant), "group_segment_sum_vec16_bf16_weighted");
+    EXPECT_EQ(variant_name(plan.combine_variant), "group_combine_vec16_bf16");
+    EXPECT_NE(plan.describe().find(std::string(" weights=") + scatterptx_dtype_name(w)), std::string::npos)
+        << plan.describe();
+  }
+  Problem unaligned = reducing(contiguous(SCATTERPTX_F64, 100000, 1000, 3), SCATTERPTX_REDUCE_AMIN);
+  const GroupPlan scalar = make_group_plan(unaligned, mode(SCATTERPTX_MODE_AUTO));
+  EXPECT_EQ(variant_name(scalar.segment_sum_variant), "group_segment_sum_scalar_f64_amin");
+  EXPECT_EQ(variant_name(scalar.combine_variant), "group_combine_scalar_f64_amin");
+}
+
+TEST(GroupPlan, APlainSumDescribesItselfAsBefore) {
+  const GroupPlan plan = make_group_plan(contiguous(SCATTERPTX_F32, 7770000, 1720000, 128), mode(SCATTERPTX_MODE_AUTO));
+  EXPECT_EQ(plan.describe().find("reduce="), std::string::npos) << plan.describe();
+  EXPECT_EQ(plan.describe().find("weights="), std::string::npos) << plan.describe();
+}
+
+TEST(GroupPlan, GroupedOnlyReducesRefuseStreamingAndProblemsGroupingCannotTake) {
+  const Problem amax = reducing(contiguous(SCATTERPTX_F32, 1000, 100, 64), SCATTERPTX_REDUCE_AMAX);
+  scatterptx_group_options streaming;
+  scatterptx_group_options_init(&streaming);
+  streaming.mode = SCATTERPTX_MODE_STREAMING;
+  try {
+    (void)validate_group_options(&streaming, amax);
+    FAIL() << "STREAMING took an amax";
+  } catch (const Failure& failure) {
+    EXPECT_EQ(failure.status(), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(failure.what()).find("runs grouped only"), std::string::npos) << failure.what();
+  }
+  // Source positions are u32: beyond 2^32 - 1 rows there is no grouping,
+  // and no streaming path computes a maximum.
+  const Problem huge = reducing(contiguous(SCATTERPTX_F32, (uint64_t{1} << 32) + 5, 100, 4), SCATTERPTX_REDUCE_AMAX);
+  try {
+    (void)validate_group_options(nullptr, huge);
+    FAIL() << "an ungroupable amax was accepted";
+  } catch (const Failure& failure) {
+    EXPECT_NE(std::string(failure.what()).find("src_rows above 2^32 - 1"), std::string::npos) << failure.what();
+  }
+  try {
+    (void)make_plan(huge, kDevice);
+    FAIL() << "the streaming planner took an amax";
+  } catch (const Failure& failure) {
+    EXPECT_NE(std::string(failure.what()).find("has no streaming path"), std::string::npos) << failure.what();
+  }
+}
+
+}  // namespace
