@@ -109,6 +109,8 @@ KERNEL_PARAMS = {
         _p("u64", "error_record", "u64: smallest bad source position"),
         _p("u32", "prefetch_out", "nonzero: prefetch out lines into L2 ahead of their reds"),
         _p("f32", "out_keep_fraction", "short rows: chance that a red marks its line evict_last, 0 to 1"),
+        _p("u64", "weights", "weighted variants: the weight of this launch's row 0"),
+        _p("u32", "weight_bytes", "4: f32 weights, else of the rows' dtype"),
         *GATE_PARAMS,
     )),
     "group_histogram.ptx.in": KernelParams("GroupHistogramParams", 32, (

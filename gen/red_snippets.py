@@ -1,18 +1,48 @@
 """PTX snippets of the red path (ptx/row_red.ptx.in): one lane's access of a
-row, scalar or vector, per dtype."""
+row, scalar or vector, per dtype. The weighted variants scale every loaded
+value by its row's weight before the red (and before the short-row loop
+folds a row into the next one), with gen/weight_snippets.py."""
+
+import weight_snippets as weights
 
 
-def scalar_add(dtype):
-    return (f"{dtype.scalar_load:<20}%x, [%src_addr];\n"
-            f"    {dtype.scalar_red} [%out_addr], %x;")
+def _scaled(dtype, vector_bytes, registers, weighted):
+    """Weighted: lines scaling each of registers (one access's) by %wv."""
+    if not weighted:
+        return []
+    packed = vector_bytes > dtype.size and dtype.size == 2
+    return [line for reg in registers for line in weights.scale(dtype, reg, packed)]
 
 
-def vector_add(dtype, vector_bytes):
+def scalar_add(dtype, weighted=False):
+    scale = _scaled(dtype, dtype.size, ["%x"], weighted)
+    return "\n    ".join([f"{dtype.scalar_load:<20}%x, [%src_addr];"] + scale +
+                         [f"{dtype.scalar_red} [%out_addr], %x;"])
+
+
+def vector_add(dtype, vector_bytes, weighted=False):
     """One vector_bytes load per lane and the widest red the ISA has for it
     (the row loop's one-by-one vectors, registers %w0..)."""
     _, count, load, red = _plain_lane_access(dtype, vector_bytes)
     regs = _regs("w", count)
-    return f"{load} {regs}, [%src_addr];\n    {red} [%out_addr], {regs};"
+    scale = _scaled(dtype, vector_bytes, [f"%w{i}" for i in range(count)], weighted)
+    return "\n    ".join([f"{load} {regs}, [%src_addr];"] + scale + [f"{red} [%out_addr], {regs};"])
+
+
+def weight_regs(dtype, weighted):
+    """The weighted variants' registers: one raw weight per row of a batch."""
+    return weights.regs(dtype, RED_SHORT_ROWS_PER_BATCH) if weighted else ""
+
+
+def weight_setup(weighted):
+    return weights.setup() if weighted else ""
+
+
+def row_weight(dtype, weighted):
+    """The row loop, weighted: %wv := the weight of source row %row."""
+    if not weighted:
+        return ""
+    return "\n    ".join(weights.load(dtype, "%wr0", "%row") + weights.value(dtype, "%wr0"))
 
 
 # Access widths of the red path per dtype: its element, then the vectors the
@@ -150,9 +180,10 @@ def inflight_preload(index):
     return "\n    ".join(lines)
 
 
-def inflight_loads(dtype, vector_bytes, index):
-    """This batch's values (its indices are loaded), then the next batch's
-    indices, for the prefetch after this batch's reds."""
+def inflight_loads(dtype, vector_bytes, index, weighted=False):
+    """This batch's values (its indices are loaded), and weighted their
+    rows' weights, then the next batch's indices, for the prefetch after
+    this batch's reds."""
     _, count, load, _ = _lane_access(dtype, vector_bytes)
     lines = []
     for u in range(RED_SHORT_ROWS_PER_BATCH):
@@ -160,6 +191,8 @@ def inflight_loads(dtype, vector_bytes, index):
         lines.append(f"mad.lo.u64          %src_addr, %ra{u}, %src_stride, %src;")
         lines.append("add.u64             %src_addr, %src_addr, %lane_off;")
         lines.append(f"@%go{u} {load} {_regs(f'y{u}_', count)}, [%src_addr], %stream_policy;")
+        if weighted:
+            lines += weights.load(dtype, f"%wr{u}", f"%ra{u}", f"%go{u}", "%stream_policy")
     for u in range(RED_SHORT_ROWS_PER_BATCH):
         lines.append(f"mad.lo.u64          %na{u}, %row_step, {RED_SHORT_ROWS_PER_BATCH}, %ra{u};")
         lines.append(f"setp.lt.u64         %nin{u}, %na{u}, %rows;")
@@ -167,7 +200,7 @@ def inflight_loads(dtype, vector_bytes, index):
     return "\n    ".join(lines)
 
 
-def inflight_reds(dtype, vector_bytes, index):
+def inflight_reds(dtype, vector_bytes, index, weighted=False):
     """Each row's range check, error record and red, in row order; a row whose
     target is the next row's adds its values into that row's instead of
     sending its own red (the batch's rows are consecutive, so sorted or
@@ -177,6 +210,12 @@ def inflight_reds(dtype, vector_bytes, index):
     _, count, _, red = _lane_access(dtype, vector_bytes)
     add = _lane_sum(dtype, vector_bytes)
     lines = []
+    if weighted:
+        # Each row scaled by its weight first: a row folded into the next
+        # one then carries its own weight.
+        for u in range(RED_SHORT_ROWS_PER_BATCH):
+            lines += weights.value(dtype, f"%wr{u}")
+            lines += _scaled(dtype, vector_bytes, [f"%y{u}_{i}" for i in range(count)], True)
     for u in range(RED_SHORT_ROWS_PER_BATCH):
         lines += [f"// Row {u}: unsigned compare, so negative indices fail it too.",
                   f"setp.lt.u64         %p, %tg{u}, %out_rows;",
@@ -212,7 +251,7 @@ def inflight_reds(dtype, vector_bytes, index):
     return "\n    ".join(lines)
 
 
-def row_vector_batch(dtype, vector_bytes):
+def row_vector_batch(dtype, vector_bytes, weighted=False):
     """The row loop's batch of RED_ROW_BATCH_VECTORS whole vectors of one row, at
     %off + u * %v_step_bytes: all loads, then all reds, so that a lane has
     that many loads in flight instead of one load-then-red at a time. With
@@ -236,6 +275,8 @@ def row_vector_batch(dtype, vector_bytes):
         step = f"mad.lo.u64          %ra{u}, %v_step_bytes, {u}, %src_addr;"
         lines.append(step if u else "mov.u64             %ra0, %src_addr;")
         lines.append(f"{load} {_regs(f'y{u}_', count)}, [%ra{u}];")
+    for u in range(RED_ROW_BATCH_VECTORS):
+        lines += _scaled(dtype, vector_bytes, [f"%y{u}_{i}" for i in range(count)], weighted)
     for u in range(RED_ROW_BATCH_VECTORS):
         lines.append(f"{red} [%tg{u}], {_regs(f'y{u}_', count)};")
     return "\n    ".join(lines)

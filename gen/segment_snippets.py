@@ -15,6 +15,8 @@ and the number of rows, divided at the write), "amax" and "amin"
 value as one more operand when include_self is set, else the operation's
 identity, so each reached row is written once."""
 
+import weight_snippets as weights
+
 # The operations a summing variant combines with; "weighted" is a sum whose
 # rows are scaled by per-row weights (group_combine adds its partial sums as
 # "sum" does).
@@ -70,10 +72,7 @@ def slice_regs(dtype, vectorized, op="sum"):
     if op in ("amax", "amin") and acc == "f64":
         regs += "\n    .reg .pred  %nan;"
     if op == "weighted":
-        raw_weight = {"f32": ".f32", "f64": ".b64"}.get(dtype.name, ".b32")
-        regs += (f"\n    .reg {raw_weight}  {', '.join(f'%wr{u}' for u in range(ROWS_IN_FLIGHT))};"
-                 f"\n    .reg .{acc}  %wv;\n    .reg .f32   %wvf;\n    .reg .b32   %wb32, %wlo;"
-                 "\n    .reg .b64   %weights, %weight_bytes, %w_addr;\n    .reg .pred  %w_f32, %w_native, %wl;")
+        regs += "\n    " + weights.regs(dtype, ROWS_IN_FLIGHT)
     return regs
 
 
@@ -149,20 +148,8 @@ def _unpack(dtype, word, lo, hi):
             f"    cvt.f32.f16         {hi}, %h_hi;")
 
 
-def _weight_value(dtype, u):
-    """%wv := row u's weight in the accumulator type, from its raw bits %wr u
-    (f32 weights, or weights of the rows' dtype: host's weight_bytes)."""
-    if dtype.name == "f32":
-        return []  # f32 rows take f32 weights only: %wr u is the value
-    if dtype.name == "f64":
-        return [f"    @%w_f32 cvt.u32.u64 %wlo, %wr{u};",
-                "    @%w_f32 mov.b32     %wvf, %wlo;",
-                "    @%w_f32 cvt.f64.f32 %wv, %wvf;",
-                f"    @%w_native mov.b64  %wv, %wr{u};"]
-    cvt = "cvt.f32.bf16" if dtype.name == "bf16" else "cvt.f32.f16"
-    return [f"    @%w_f32 mov.b32     %wv, %wr{u};",
-            f"    @%w_native cvt.u16.u32 %h, %wr{u};",
-            f"    @%w_native {cvt} %wv, %h;"]
+def _indented(lines):
+    return ["    " + line for line in lines]
 
 
 def _accumulate(dtype, op, i, value, pred, u):
@@ -170,8 +157,7 @@ def _accumulate(dtype, op, i, value, pred, u):
     weighted: acc_i += value * weight, rounded once (fma)."""
     acc = acc_type(dtype)
     if op == "weighted":
-        weight = f"%wr{u}" if dtype.name == "f32" else "%wv"
-        return [f"    @{pred} fma.rn.{acc}  %acc_{i}, {value}, {weight}, %acc_{i};"]
+        return [f"    @{pred} fma.rn.{acc}  %acc_{i}, {value}, %wv, %acc_{i};"]
     return _fold(op, acc, f"%acc_{i}", value, pred)
 
 
@@ -182,7 +168,7 @@ def add_src(dtype, vectorized, u, pred, op="sum"):
     if op == "mean":
         lines.append("    add.u32             %cnt, %cnt, 1;")
     if op == "weighted":
-        lines += _weight_value(dtype, u)
+        lines += _indented(weights.value(dtype, f"%wr{u}"))
     if name in ("f32", "f64"):
         _, n, _ = _words(dtype, vectorized)
         for i in range(n):
@@ -333,29 +319,9 @@ def zero_count(op):
     return "    mov.u32             %cnt, 0;" if op == "mean" else ""
 
 
-def weight_setup(dtype, op):
+def weight_setup(op):
     """group_segment_sum, weighted: the weights and how to read them."""
-    if op != "weighted":
-        return ""
-    return ("    ld.param.u64        %weights, [weights];\n"
-            "    ld.param.u32        %wb32, [weight_bytes];\n"
-            "    cvt.u64.u32         %weight_bytes, %wb32;\n"
-            "    setp.eq.u32         %w_f32, %wb32, 4;\n"
-            "    not.pred            %w_native, %w_f32;")
-
-
-def _load_weight(dtype, u):
-    """Row u's raw weight bits into %wr u, under %load u: f32 (4 bytes) or
-    the rows' dtype; converted where it is used (_weight_value), so that the
-    loads of the rows in flight are not held up by a conversion."""
-    lines = ["    mad.lo.u64          %w_addr, %t64, %weight_bytes, %weights;"]
-    if dtype.name == "f32":
-        return lines + [f"    @%load{u} ld.global.nc.f32 %wr{u}, [%w_addr];"]
-    native = "ld.global.nc.b64" if dtype.name == "f64" else "ld.global.nc.u16"
-    return lines + [f"    and.pred            %wl, %load{u}, %w_f32;",
-                    f"    @%wl ld.global.nc.u32 %wr{u}, [%w_addr];",
-                    f"    and.pred            %wl, %load{u}, %w_native;",
-                    f"    @%wl {native} %wr{u}, [%w_addr];"]
+    return weights.setup() if op == "weighted" else ""
 
 
 def run_count(op):
@@ -455,7 +421,9 @@ def load_position(dtype, vectorized, u, op="sum"):
             f"    mad.lo.u64          %src_addr{u}, %t64, %src_stride, %src;\n"
             f"    mad.lo.u64          %src_addr{u}, %col, {dtype.size}, %src_addr{u};\n"
             + load_src(dtype, vectorized, u, f"%load{u}", f"%src_addr{u}")
-            + ("\n" + "\n".join(_load_weight(dtype, u)) if op == "weighted" else ""))
+            # The row's weight, its row number still in %t64.
+            + ("\n" + "\n".join(_indented(weights.load(dtype, f"%wr{u}", "%t64", f"%load{u}")))
+               if op == "weighted" else ""))
 
 
 def load_item(dtype, vectorized, u):

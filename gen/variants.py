@@ -9,7 +9,8 @@ import group_snippets as group
 import segment_snippets as segment
 from private_snippets import private_substitutions
 from red_snippets import (RED_ROW_BATCH_VECTORS, RED_SHORT_ROWS_PER_BATCH, RED_VECTOR_BYTES, cta_bounds, inflight_preload, inflight_loads, inflight_reds,
-                          inflight_regs, row_vector_batch, scalar_add, vector_add, vector_regs)
+                          inflight_regs, row_vector_batch, row_weight, scalar_add, vector_add, vector_regs, weight_regs,
+                          weight_setup)
 
 
 @dataclass(frozen=True)
@@ -85,25 +86,33 @@ def variants():
                                dict(common, **private_substitutions(dtype, index), ENTRY=name,
                                     REDUCE_TYPE=dtype.reduce)))
             for vector_bytes in RED_VECTOR_BYTES[dtype.name]:
-                shape = "scalar" if vector_bytes == dtype.size else f"vec{vector_bytes}"
-                name = f"row_red_{shape}_{dtype.name}_{index.name}"
-                body = scalar_add(dtype) if vector_bytes == dtype.size else vector_add(dtype, vector_bytes)
-                out.append(Variant(name, "row_red", dtype, index, vector_bytes, "row_red.ptx.in",
-                                   dict(common, ENTRY=name,
-                                        CTA_BOUNDS=cta_bounds(vector_bytes),
-                                        VECTOR_BYTES=str(vector_bytes),
-                                        VECTOR_ELEMS=str(vector_bytes // dtype.size),
-                                        VALUE_REGS=f".reg {dtype.value_reg}  %x;\n    "
-                                                   + vector_regs(dtype),
-                                        VECTOR_ADD=body,
-                                        SCALAR_ADD=scalar_add(dtype),
-                                        SHORT_ROWS_PER_BATCH=str(RED_SHORT_ROWS_PER_BATCH),
-                                        ROW_BATCH_VECTORS=str(RED_ROW_BATCH_VECTORS),
-                                        INFLIGHT_REGS=inflight_regs(dtype, vector_bytes, index),
-                                        INFLIGHT_PRELOAD=inflight_preload(index),
-                                        INFLIGHT_LOADS=inflight_loads(dtype, vector_bytes, index),
-                                        INFLIGHT_REDS=inflight_reds(dtype, vector_bytes, index),
-                                        ROW_VECTOR_BATCH=row_vector_batch(dtype, vector_bytes))))
+                for weighted in (False, True):
+                    shape = "scalar" if vector_bytes == dtype.size else f"vec{vector_bytes}"
+                    # The unweighted variants keep their names.
+                    prefix = "row_red_weighted" if weighted else "row_red"
+                    name = f"{prefix}_{shape}_{dtype.name}_{index.name}"
+                    body = (scalar_add(dtype, weighted) if vector_bytes == dtype.size
+                            else vector_add(dtype, vector_bytes, weighted))
+                    out.append(Variant(name, "row_red", dtype, index, vector_bytes, "row_red.ptx.in",
+                                       dict(common, ENTRY=name,
+                                            CTA_BOUNDS=cta_bounds(vector_bytes),
+                                            VECTOR_BYTES=str(vector_bytes),
+                                            VECTOR_ELEMS=str(vector_bytes // dtype.size),
+                                            VALUE_REGS=f".reg {dtype.value_reg}  %x;\n    "
+                                                       + vector_regs(dtype),
+                                            VECTOR_ADD=body,
+                                            SCALAR_ADD=scalar_add(dtype, weighted),
+                                            SHORT_ROWS_PER_BATCH=str(RED_SHORT_ROWS_PER_BATCH),
+                                            ROW_BATCH_VECTORS=str(RED_ROW_BATCH_VECTORS),
+                                            INFLIGHT_REGS=inflight_regs(dtype, vector_bytes, index),
+                                            WEIGHT_REGS=weight_regs(dtype, weighted),
+                                            WEIGHT_SETUP=weight_setup(weighted),
+                                            ROW_WEIGHT=row_weight(dtype, weighted),
+                                            INFLIGHT_PRELOAD=inflight_preload(index),
+                                            INFLIGHT_LOADS=inflight_loads(dtype, vector_bytes, index, weighted),
+                                            INFLIGHT_REDS=inflight_reds(dtype, vector_bytes, index, weighted),
+                                            ROW_VECTOR_BATCH=row_vector_batch(dtype, vector_bytes, weighted)),
+                                       weighted=weighted))
     return out + group_variants() + [index_record_take_variant()]
 
 
@@ -168,7 +177,7 @@ def group_variants():
                                         PREFETCH_OUT=segment.prefetch_out(dtype),
                                         LOAD_POSITIONS=segment.load_positions(dtype, vectorized, op),
                                         SHIFT_KEYS=segment.shift_keys(),
-                                        OP_SETUP=segment.weight_setup(dtype, op),
+                                        OP_SETUP=segment.weight_setup(op),
                                         ZERO_COUNT=segment.zero_count(op)),
                                    reduce=reduce, weighted=op == "weighted"))
                 if op == "weighted":

@@ -99,6 +99,8 @@ void launch_red(const DriverApi& api, CUfunction function, const Problem& p, con
     k.error_record = error_record;
     k.prefetch_out = s.prefetch_out ? 1 : 0;
     k.out_keep_fraction = static_cast<float>(s.out_keep_percent) / 100.0f;
+    k.weights = p.weighted ? p.weights_address + slice.row_begin * p.weight_bytes() : 0;
+    k.weight_bytes = static_cast<uint32_t>(p.weight_bytes());
     gate.apply(k);
     launch(api, function, slice, plan.threads_per_cta, 0, stream, k.packed().data());
   }

@@ -116,9 +116,12 @@ StreamingPlan make_plan(const Problem& p, const DeviceLimits& device) {
     invalid_argument(std::string("reduce = ") + reduce_name(p.reduce) + (p.include_self ? "" : ", include_self = 0") +
                      " has no streaming path: it runs grouped only");
   }
-  if (p.weighted) invalid_argument("not implemented yet: weighted rows on the streaming paths");
-  const std::string why_not_tma = tma_ineligibility(p, device);
-  const std::string why_not_private = private_layout_ineligibility(p);
+  plan.reduce = reduce_description(p);
+  // Weighted rows stream on the red path, which scales them in registers
+  // before its reds; the bulk paths reduce staged rows as they are.
+  const char* kWeightedRows = "weighted rows stream on the red path (the bulk reductions cannot scale rows)";
+  const std::string why_not_tma = p.weighted ? kWeightedRows : tma_ineligibility(p, device);
+  const std::string why_not_private = p.weighted ? kWeightedRows : private_layout_ineligibility(p);
   PrivateSchedule private_fit;
   const bool private_fits = why_not_private.empty() && fit_private(p, device, &private_fit);
   switch (p.path) {
@@ -183,7 +186,7 @@ std::string StreamingPlan::describe() const {
   }
   out += field("threads", threads_per_cta) + field("launches", launches.size()) + field("grid", launches[0].grid_x) +
          "x" + std::to_string(launches[0].grid_y);
-  return out;
+  return out + reduce;
 }
 
 }  // namespace scatterptx::detail

@@ -90,6 +90,7 @@ struct StreamingPlan {
   RedSchedule red;
   PrivateSchedule privatised;
   std::vector<LaunchSlice> launches;            // empty for an empty problem
+  std::string reduce;                           // reduce_description(): " weights=f32", "" for a plain sum
 
   std::string describe() const;
 };

@@ -66,7 +66,8 @@ uint32_t red_out_keep_percent(const Problem& p, const RedSchedule& s, const Devi
 // registers where the device gave one, else the thread limit's
 // (docs/tuning.md#red-grid-waves).
 uint64_t red_ctas_per_sm(const Problem& p, const RedSchedule& s, const DeviceLimits& device) {
-  const std::size_t variant = find_variant(KernelFamily::row_red, p.dtype, p.index_type, s.vector_bytes);
+  const std::size_t variant =
+      find_variant(KernelFamily::row_red, p.dtype, p.index_type, s.vector_bytes, SCATTERPTX_REDUCE_SUM, p.weighted);
   const uint32_t reported = device.resident_ctas_per_sm[variant];
   return reported != 0 ? reported : device.max_threads_per_sm / kRedThreadsPerCta;
 }
@@ -111,7 +112,8 @@ void plan_red(const Problem& p, const DeviceLimits& device, StreamingPlan& plan)
   slice.rows = p.src_rows;
   plan.red = red_schedule(p, device, slice.grid_x);
   slice.grid_y = plan.red.grid_y;
-  plan.variant = find_variant(KernelFamily::row_red, p.dtype, p.index_type, plan.red.vector_bytes);
+  plan.variant = find_variant(KernelFamily::row_red, p.dtype, p.index_type, plan.red.vector_bytes,
+                              SCATTERPTX_REDUCE_SUM, p.weighted);
   plan.threads_per_cta = kRedThreadsPerCta;
   plan.launches.push_back(slice);
 }

@@ -574,3 +574,68 @@ TEST(PlanRed, WidestAlignedVectorThatFitsARow) {
 }
 
 }  // namespace
+
+namespace {
+
+Problem weighted(Problem p, scatterptx_dtype weights_dtype = SCATTERPTX_F32) {
+  p.weighted = true;
+  p.weights_dtype = weights_dtype;
+  p.weights_address = 0x7f3000000000;
+  return p;
+}
+
+// Weighted rows stream on the red path, which scales each value in
+// registers before its red, whatever AUTO would pick for a plain sum: the
+// bulk reductions of the TMA and privatised paths reduce staged rows as
+// they are.
+TEST(StreamingPlan, WeightedRowsStreamOnTheWeightedRedVariants) {
+  struct Case {
+    Problem problem;
+    scatterptx_path plain_path;  // what a plain sum of the same rows takes
+  };
+  const Case cases[] = {
+      {contiguous(SCATTERPTX_F32, 7770000, 1720000, 128), SCATTERPTX_PATH_RED},  // short-row loop either way
+      {contiguous(SCATTERPTX_F32, 100, 100, 3000), SCATTERPTX_PATH_TMA},         // 12 KB rows: TMA as a sum
+      {contiguous(SCATTERPTX_BF16, 4000000, 100, 512), SCATTERPTX_PATH_PRIVATE}, // few targets: privatised
+  };
+  for (const Case& c : cases) {
+    ASSERT_EQ(make_plan(c.problem, h200()).path, c.plain_path) << make_plan(c.problem, h200()).describe();
+    for (scatterptx_dtype w : {SCATTERPTX_F32, c.problem.dtype}) {
+      const StreamingPlan plan = make_plan(weighted(c.problem, w), h200());
+      EXPECT_EQ(plan.path, SCATTERPTX_PATH_RED) << plan.describe();
+      EXPECT_TRUE(kKernelVariants[plan.variant].weighted) << plan.describe();
+      EXPECT_EQ(std::string(kKernelVariants[plan.variant].name).rfind("row_red_weighted_", 0), 0u) << plan.describe();
+      EXPECT_NE(plan.describe().find(std::string(" weights=") + scatterptx_dtype_name(w)), std::string::npos)
+          << plan.describe();
+      // The same schedule as the plain sum's red plan.
+      const StreamingPlan plain_red = make_plan(forced(c.problem, SCATTERPTX_PATH_RED), h200());
+      EXPECT_EQ(plan.red.vector_bytes, plain_red.red.vector_bytes);
+      EXPECT_EQ(plan.launches[0].grid_y, plain_red.launches[0].grid_y);
+    }
+  }
+  const StreamingPlan plain = make_plan(contiguous(SCATTERPTX_F32, 1000, 100, 64), h200());
+  EXPECT_FALSE(kKernelVariants[plain.variant].weighted);
+  EXPECT_EQ(plain.describe().find("weights="), std::string::npos) << plain.describe();
+}
+
+TEST(StreamingPlan, WeightedRowsRefuseTheBulkPaths) {
+  for (scatterptx_path path : {SCATTERPTX_PATH_TMA, SCATTERPTX_PATH_PRIVATE}) {
+    const Problem p = forced(weighted(contiguous(SCATTERPTX_F32, 4000000, 100, 256)), path);
+    EXPECT_EQ(status_of(p, h200()), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  }
+  EXPECT_EQ(status_of(forced(weighted(contiguous(SCATTERPTX_F16, 1000, 100, 7), SCATTERPTX_F16), SCATTERPTX_PATH_RED),
+                      h200()),
+            SCATTERPTX_SUCCESS);
+}
+
+TEST(StreamingPlan, EveryRedVariantHasAWeightedTwin) {
+  for (std::size_t i = 0; i < kKernelVariantCount; ++i) {
+    const auto& v = kKernelVariants[i];
+    if (v.family != KernelFamily::row_red || v.weighted) continue;
+    SCOPED_TRACE(v.name);
+    EXPECT_NO_THROW((void)scatterptx::detail::find_variant(KernelFamily::row_red, v.dtype, v.index_type, v.vector_bytes,
+                                                           SCATTERPTX_REDUCE_SUM, true));
+  }
+}
+
+}  // namespace
