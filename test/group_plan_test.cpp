@@ -342,6 +342,26 @@ TEST(GroupPlan, EachReduceTakesItsSummingVariants) {
   EXPECT_EQ(variant_name(scalar.combine_variant), "group_combine_scalar_f64_amin");
 }
 
+TEST(GroupPlan, TheDefaultCallGroupsWeightedFewTargetsAndStreamsWhatASumStreams) {
+  // Few hot targets: a sum takes the privatised path, which cannot scale
+  // rows, so a weighted sum groups; the weights change nothing else.
+  const Problem few_targets = contiguous(SCATTERPTX_F32, 4000000, 100, 256);
+  ASSERT_EQ(plan_default_call(few_targets, kDevice).mode, SCATTERPTX_MODE_STREAMING);
+  const GroupPlan grouped = plan_default_call(weighted(few_targets, SCATTERPTX_F32), kDevice);
+  EXPECT_EQ(grouped.mode, SCATTERPTX_MODE_SEGMENTED) << grouped.describe();
+  EXPECT_EQ(variant_name(grouped.segment_sum_variant), "group_segment_sum_vec16_f32_weighted");
+  // A sorted f32 index still runs the streaming plan (the weighted red path).
+  EXPECT_TRUE(grouped.streams_when_sorted);
+  const Problem uniform = contiguous(SCATTERPTX_BF16, 7770000, 1720000, 128);
+  EXPECT_EQ(plan_default_call(weighted(uniform, SCATTERPTX_BF16), kDevice).mode, plan_default_call(uniform, kDevice).mode);
+  const Problem short_rows = contiguous(SCATTERPTX_F16, 4000000, 1000000, 16);
+  EXPECT_EQ(plan_default_call(weighted(short_rows, SCATTERPTX_F16), kDevice).mode, SCATTERPTX_MODE_STREAMING);
+  // A forced path or grouping off streams the weighted rows too.
+  Problem off = weighted(uniform, SCATTERPTX_F32);
+  off.grouping = SCATTERPTX_GROUPING_OFF;
+  EXPECT_EQ(plan_default_call(off, kDevice).mode, SCATTERPTX_MODE_STREAMING);
+}
+
 TEST(GroupPlan, APlainSumDescribesItselfAsBefore) {
   const GroupPlan plan = make_group_plan(contiguous(SCATTERPTX_F32, 7770000, 1720000, 128), mode(SCATTERPTX_MODE_AUTO));
   EXPECT_EQ(plan.describe().find("reduce="), std::string::npos) << plan.describe();

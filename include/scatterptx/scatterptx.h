@@ -127,9 +127,15 @@ typedef enum scatterptx_grouping {
  * (no index equals it) is left as it was, whatever the reduce; a reached
  * target's own value joins its rows only with include_self (as one more row,
  * counted by MEAN). A NaN among the values a target combines makes its
- * result NaN (AMAX and AMIN included); f16/bf16 rows are combined in f32 and
- * rounded once. MEAN divides the (f32, f64 for f64) sum by the count. Every
- * reduce but SUM with include_self runs grouped (see "Grouped execution"). */
+ * result NaN (AMAX and AMIN included). Every reduce but SUM with
+ * include_self runs grouped only (see "Grouped execution"): rows combined in
+ * f32 (f64 for f64) and each reached row written once, deterministically;
+ * MEAN divides the sum by the count there. scatterptx_scatter_add refuses
+ * such a reduce with grouping OFF, a forced path or a schedule, and an
+ * input grouping cannot take (more than 2^32 - 1 source rows): the
+ * hardware's red.max/red.min have no f32/f64 form and do not propagate NaN,
+ * so there is no streaming path for them. Without a workspace it fails with
+ * SCATTERPTX_ERROR_OUT_OF_MEMORY rather than stream. */
 typedef enum scatterptx_reduce {
   SCATTERPTX_REDUCE_SUM = 0,  /* the sum of the rows, weighted where weights is set */
   SCATTERPTX_REDUCE_MEAN = 1, /* the sum over the number of rows; no weights */
@@ -171,8 +177,9 @@ typedef struct scatterptx_scatter_add_args {
 SCATTERPTX_API
 void scatterptx_scatter_add_args_init(scatterptx_scatter_add_args* args);
 
-/* out[index[i], :] += src[i, :] for i in [0, src_rows), on the caller's
- * stream in the current CUDA context. Stream-ordered: no host
+/* out[index[i], :] += src[i, :] for i in [0, src_rows) (weights[i] * src[i, :]
+ * with weights; args.reduce and args.include_self for torch's other
+ * scatter_reduce_ forms), on the caller's stream in the current CUDA context. Stream-ordered: no host
  * synchronisation (except in CHECKED mode). It takes the fastest path the
  * library has for the input, grouping the rows by target where that wins
  * (args.grouping says whether it may, and where its workspace comes from);
