@@ -312,4 +312,129 @@ CheckReport check_scatter_add(const HostMatrix& out0, const HostMatrix& src,
   return report;
 }
 
+CheckReport check_scatter_reduce(const HostMatrix& out0, const HostMatrix& src, const std::vector<int64_t>& index,
+                                 const HostMatrix& got, const ReduceCheck& check) {
+  CheckReport report;
+  if (got.dtype != out0.dtype || got.rows != out0.rows || got.cols != out0.cols ||
+      got.row_stride != out0.row_stride || got.bytes.size() != out0.bytes.size() ||
+      src.cols != out0.cols || src.dtype != out0.dtype || static_cast<int64_t>(index.size()) != src.rows ||
+      (!check.weights.empty() && static_cast<int64_t>(check.weights.size()) != src.rows)) {
+    report.ok = false;
+    report.bad_elements = 1;
+    report.first_failure = "shapes of out0, src, index, weights and got do not agree";
+    return report;
+  }
+  const RowsByTarget groups = group_by_target(index, out0.rows);
+  const scatterptx_dtype dtype = out0.dtype;
+  const size_t element = element_bytes(dtype);
+  const size_t value_bytes = static_cast<size_t>(out0.cols) * element;
+  const bool extreme = check.reduce == SCATTERPTX_REDUCE_AMAX || check.reduce == SCATTERPTX_REDUCE_AMIN;
+  const bool weighted = !check.weights.empty();
+
+  std::mutex merge_mutex;
+  PartialCheck total;
+  scatterptx_testing::parallel_for(0, out0.rows, kMinRowsPerThread, [&](int64_t first, int64_t last) {
+    PartialCheck part;
+    for (int64_t r = first; r < last; ++r) {
+      const unsigned char* before = out0.row(r);
+      const unsigned char* after = got.row(r);
+      const int64_t begin = groups.offsets[static_cast<size_t>(r)];
+      const int64_t end = groups.offsets[static_cast<size_t>(r) + 1];
+      if (begin == end) {
+        if (std::memcmp(before, after, out0.row_bytes()) != 0) {
+          part.fail(r, "out row " + std::to_string(r) + " has no valid index but changed");
+        }
+        continue;
+      }
+      ++part.rows_added;
+      if (std::memcmp(before + value_bytes, after + value_bytes, out0.row_bytes() - value_bytes) != 0) {
+        part.fail(r, "padding after col " + std::to_string(out0.cols) + " of out row " + std::to_string(r) +
+                         " changed");
+      }
+      const int64_t rows = end - begin;
+      const double count = static_cast<double>(rows + (check.include_self ? 1 : 0));
+      for (int64_t c = 0; c < out0.cols; ++c) {
+        const size_t at = static_cast<size_t>(c) * element;
+        const double initial = load_element(dtype, before + at);
+        double sum = check.include_self ? initial : 0.0;
+        double magnitude = check.include_self ? std::fabs(initial) : 0.0;
+        bool nan = check.include_self && std::isnan(initial);
+        double extremum = check.include_self ? initial
+                          : check.reduce == SCATTERPTX_REDUCE_AMAX ? -HUGE_VAL
+                                                                    : HUGE_VAL;
+        for (int64_t k = begin; k < end; ++k) {
+          const int64_t source_row = groups.sources[static_cast<size_t>(k)];
+          const double x = load_element(dtype, src.row(source_row) + at);
+          const double term = weighted ? x * check.weights[static_cast<size_t>(source_row)] : x;
+          nan = nan || std::isnan(term);
+          sum += term;
+          magnitude += std::fabs(term);
+          if (!std::isnan(x)) {
+            extremum = check.reduce == SCATTERPTX_REDUCE_AMAX ? std::max(extremum, x) : std::min(extremum, x);
+          }
+        }
+        double reference = extreme ? (nan ? std::nan("") : extremum)
+                           : check.reduce == SCATTERPTX_REDUCE_MEAN ? sum / count
+                                                                    : sum;
+        const double value = load_element(dtype, after + at);
+        bool ok = false;
+        double bound = 0;
+        if (std::isnan(reference)) {
+          ok = std::isnan(value);
+        } else if (std::isinf(reference) || extreme) {
+          ok = value == reference;
+        } else {
+          const double adds = static_cast<double>(rows) + (weighted ? 1 : 0);
+          bound = check.reduce == SCATTERPTX_REDUCE_MEAN
+                      ? scatterptx_testing::rounding_error_bound(dtype, adds + 2, magnitude) / count +
+                            smallest_normal(dtype)
+                      : scatterptx_testing::rounding_error_bound(dtype, adds, magnitude);
+          ok = std::fabs(value - reference) <= bound;  // NaN fails
+          if (std::isfinite(value)) part.squared_error += (value - reference) * (value - reference);
+          part.squared_reference += reference * reference;
+        }
+        if (!ok) {
+          std::ostringstream text;
+          text.precision(17);
+          text << "out[" << r << ", " << c << "]: got " << value << ", ref " << reference;
+          if (bound > 0) text << ", bound " << bound;
+          text << " (" << rows << " rows)";
+          part.fail(r, text.str());
+        }
+      }
+    }
+    std::lock_guard<std::mutex> lock(merge_mutex);
+    total.bad_elements += part.bad_elements;
+    total.rows_added += part.rows_added;
+    total.squared_error += part.squared_error;
+    total.squared_reference += part.squared_reference;
+    if (part.first_bad_row < total.first_bad_row) {
+      total.first_bad_row = part.first_bad_row;
+      total.first_failure = std::move(part.first_failure);
+    }
+  });
+  report.ok = total.bad_elements == 0;
+  report.bad_elements = total.bad_elements;
+  report.rows_added = total.rows_added;
+  report.first_failure = total.first_failure;
+  report.relative_error =
+      total.squared_reference > 0 ? std::sqrt(total.squared_error / total.squared_reference) : 0.0;
+  return report;
+}
+
+HostWeights random_weights(int64_t count, scatterptx_dtype dtype, uint64_t seed) {
+  HostWeights w;
+  w.dtype = dtype;
+  const size_t element = element_bytes(dtype);
+  w.bytes.resize(static_cast<size_t>(count) * element);
+  w.values.resize(static_cast<size_t>(count));
+  Rng rng(seed);
+  for (int64_t i = 0; i < count; ++i) {
+    unsigned char* at = w.bytes.data() + static_cast<size_t>(i) * element;
+    store_element(dtype, at, 2.0 * rng.nonzero_value());
+    w.values[static_cast<size_t>(i)] = load_element(dtype, at);
+  }
+  return w;
+}
+
 }  // namespace scatterptx_test

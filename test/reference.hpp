@@ -106,4 +106,31 @@ CheckReport check_scatter_add(const HostMatrix& out0, const HostMatrix& src,
                               const std::vector<int64_t>& index, const HostMatrix& got,
                               int repeats = 1);
 
+// torch's out.scatter_reduce_(0, index expanded, src, reduce, include_self),
+// with per-row weights for a sum.
+struct ReduceCheck {
+  scatterptx_reduce reduce = SCATTERPTX_REDUCE_SUM;
+  bool include_self = true;
+  std::vector<double> weights;  // empty: unweighted; else one per source row (their exact values)
+};
+
+// Compares got with the float64 reduce of out0 and src. Per element of a
+// reached row: NaN where any operand (out0's with include_self) is NaN, an
+// infinite reference exactly; amax and amin exactly; sum within
+// rounding_error_bound for the additions (one more with weights: the
+// product's rounding), mean within that over the count plus one rounding of
+// the dtype's smallest normal. Rows no valid index reaches, and the padding
+// of every row, must be bit-identical to out0.
+CheckReport check_scatter_reduce(const HostMatrix& out0, const HostMatrix& src, const std::vector<int64_t>& index,
+                                 const HostMatrix& got, const ReduceCheck& reduce);
+
+// count weights uniform in [-2, 2], none zero, each exactly representable in
+// dtype; and their bytes as the device reads them.
+struct HostWeights {
+  scatterptx_dtype dtype = SCATTERPTX_F32;
+  std::vector<double> values;
+  std::vector<unsigned char> bytes;
+};
+HostWeights random_weights(int64_t count, scatterptx_dtype dtype, uint64_t seed);
+
 }  // namespace scatterptx_test

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "reference.hpp"
 
@@ -122,6 +124,92 @@ TEST_F(ReferenceCheckerTest, RejectsChangedPadding) {
 
 TEST_F(ReferenceCheckerTest, RejectsMissingRepeat) {
   EXPECT_FALSE(check_scatter_add(out0, src, index, got, /*repeats=*/2).ok);
+}
+
+// A 3-row out, 4 source rows: rows 0 and 2 reached (two rows each), row 1
+// not. The checker's float64 reduce, by hand.
+struct SmallReduce {
+  HostMatrix out0{SCATTERPTX_F32, 3, 2, 2, 0};
+  HostMatrix src{SCATTERPTX_F32, 4, 2, 2, 0};
+  std::vector<int64_t> index{0, 2, 0, 2};
+  SmallReduce() {
+    const double out_values[3][2] = {{1, -1}, {5, 5}, {0.5, 8}};
+    const double src_values[4][2] = {{2, 3}, {-4, 1}, {6, -7}, {0.25, 9}};
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 2; ++c) store_element(SCATTERPTX_F32, out0.row(r) + 4 * c, out_values[r][c]);
+    for (int r = 0; r < 4; ++r)
+      for (int c = 0; c < 2; ++c) store_element(SCATTERPTX_F32, src.row(r) + 4 * c, src_values[r][c]);
+  }
+  HostMatrix with(const double values[3][2]) const {
+    HostMatrix got = out0;
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 2; ++c) store_element(SCATTERPTX_F32, got.row(r) + 4 * c, values[r][c]);
+    return got;
+  }
+};
+
+TEST(ReferenceCheck, ReducesAsTorchsScatterReduce) {
+  const SmallReduce s;
+  const struct {
+    scatterptx_reduce reduce;
+    bool include_self;
+    double expected[3][2];
+  } cases[] = {
+      {SCATTERPTX_REDUCE_SUM, true, {{9, -5}, {5, 5}, {-3.25, 18}}},
+      {SCATTERPTX_REDUCE_SUM, false, {{8, -4}, {5, 5}, {-3.75, 10}}},
+      {SCATTERPTX_REDUCE_MEAN, true, {{3, -5.0 / 3}, {5, 5}, {-3.25 / 3, 6}}},
+      {SCATTERPTX_REDUCE_MEAN, false, {{4, -2}, {5, 5}, {-3.75 / 2, 5}}},
+      {SCATTERPTX_REDUCE_AMAX, true, {{6, 3}, {5, 5}, {0.5, 9}}},
+      {SCATTERPTX_REDUCE_AMAX, false, {{6, 3}, {5, 5}, {0.25, 9}}},
+      {SCATTERPTX_REDUCE_AMIN, true, {{1, -7}, {5, 5}, {-4, 1}}},
+      {SCATTERPTX_REDUCE_AMIN, false, {{2, -7}, {5, 5}, {-4, 1}}},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::to_string(c.reduce) + (c.include_self ? " with self" : " without self"));
+    ReduceCheck check;
+    check.reduce = c.reduce;
+    check.include_self = c.include_self;
+    const CheckReport good = check_scatter_reduce(s.out0, s.src, s.index, s.with(c.expected), check);
+    EXPECT_TRUE(good.ok) << good.summary();
+    double off[3][2];
+    std::memcpy(off, c.expected, sizeof off);
+    off[2][1] += 0.5;
+    EXPECT_FALSE(check_scatter_reduce(s.out0, s.src, s.index, s.with(off), check).ok);
+    std::memcpy(off, c.expected, sizeof off);
+    off[1][0] = 6;  // the unreached row changed
+    EXPECT_FALSE(check_scatter_reduce(s.out0, s.src, s.index, s.with(off), check).ok);
+  }
+}
+
+TEST(ReferenceCheck, WeightsScaleEachRowOfASum) {
+  const SmallReduce s;
+  ReduceCheck check;
+  check.weights = {2, -1, 0.5, 4};
+  const double expected[3][2] = {{1 + 4 + 3, -1 + 6 - 3.5}, {5, 5}, {0.5 + 4 + 1, 8 - 1 + 36}};
+  EXPECT_TRUE(check_scatter_reduce(s.out0, s.src, s.index, s.with(expected), check).ok);
+  check.weights.clear();
+  EXPECT_FALSE(check_scatter_reduce(s.out0, s.src, s.index, s.with(expected), check).ok);
+}
+
+TEST(ReferenceCheck, NanPropagatesAndInfinitiesMatchExactly) {
+  SmallReduce s;
+  store_element(SCATTERPTX_F32, s.src.row(1), std::nan(""));                 // into row 2, col 0
+  store_element(SCATTERPTX_F32, s.out0.row(0) + 4, std::nan(""));            // row 0, col 1: with self only
+  store_element(SCATTERPTX_F32, s.src.row(0), HUGE_VAL);                     // into row 0, col 0
+  const double nan = std::nan("");
+  ReduceCheck check;
+  check.reduce = SCATTERPTX_REDUCE_AMAX;
+  const double with_self[3][2] = {{HUGE_VAL, nan}, {5, 5}, {nan, 9}};
+  EXPECT_TRUE(check_scatter_reduce(s.out0, s.src, s.index, s.with(with_self), check).ok);
+  check.include_self = false;
+  const double without_self[3][2] = {{HUGE_VAL, 3}, {5, 5}, {nan, 9}};
+  EXPECT_TRUE(check_scatter_reduce(s.out0, s.src, s.index, s.with(without_self), check).ok);
+  EXPECT_FALSE(check_scatter_reduce(s.out0, s.src, s.index, s.with(with_self), check).ok);
+  check.reduce = SCATTERPTX_REDUCE_SUM;
+  const double sums[3][2] = {{HUGE_VAL, -4}, {5, 5}, {nan, 10}};
+  EXPECT_TRUE(check_scatter_reduce(s.out0, s.src, s.index, s.with(sums), check).ok);
+  const double finite[3][2] = {{1e30, -4}, {5, 5}, {nan, 10}};
+  EXPECT_FALSE(check_scatter_reduce(s.out0, s.src, s.index, s.with(finite), check).ok);
 }
 
 }  // namespace
