@@ -44,6 +44,9 @@ Range src_tensor(const Problem& p) {
   return rows_range(p.src_address, p.src_rows, p.src_row_stride_bytes, p.row_bytes());
 }
 Range index_tensor(const Problem& p) { return Range{p.index_address, p.src_rows * p.index_bytes}; }
+Range weights_tensor(const Problem& p) {
+  return p.weighted ? Range{p.weights_address, p.src_rows * p.weight_bytes()} : Range{};
+}
 
 // Column pieces of width piece_elems covering a row: count pieces, the last
 // one clipped (by the tensor map or the kernel's tail), none past the row,
@@ -75,6 +78,10 @@ void check_slices(const Problem& p, const DeviceLimits& device, const StreamingP
     require(src_tensor(p).contains(src), "a slice's src rows lie inside src", p);
     const Range index{p.index_address + slice.row_begin * p.index_bytes, slice.rows * p.index_bytes};
     require(index_tensor(p).contains(index), "a slice's index entries lie inside index", p);
+    if (p.weighted) {  // launch.cpp advances weights to the slice's first row as well
+      const Range weights{p.weights_address + slice.row_begin * p.weight_bytes(), slice.rows * p.weight_bytes()};
+      require(weights_tensor(p).contains(weights), "a slice's weights lie inside weights", p);
+    }
   }
   require(next_row == p.src_rows, "the slices cover every source row", p);
   const Range last_out_row{p.out_address + (p.out_rows - 1) * p.out_row_stride_bytes, p.row_bytes()};
@@ -170,7 +177,8 @@ bool variant_matches(const Problem& p, const StreamingPlan& plan) {
                               : plan.path == SCATTERPTX_PATH_PRIVATE ? KernelFamily::row_private
                                                                      : KernelFamily::row_red;
   return v.family == family && v.dtype == p.dtype && v.index_type == p.index_type &&
-         (plan.path != SCATTERPTX_PATH_RED || v.vector_bytes == plan.red.vector_bytes);
+         (plan.path != SCATTERPTX_PATH_RED || v.vector_bytes == plan.red.vector_bytes) &&
+         v.reduce == SCATTERPTX_REDUCE_SUM && v.weighted == p.weighted;
 }
 
 // A named piece of the workspace, as offsets from its start.
@@ -219,6 +227,8 @@ void check_group_grids(const Problem& p, const DeviceLimits& device, const Group
               sum.dtype == p.dtype && combine.dtype == p.dtype &&
               sum.vector_bytes == (plan.vectorized ? kLaneSliceBytes : p.elem_bytes),
           "grouped: the summing variants fit dtype and lanes", p);
+  require(sum.reduce == p.reduce && sum.weighted == p.weighted && combine.reduce == p.reduce && !combine.weighted,
+          "grouped: the summing variants compute the reduce, the sum's weighted where the rows are", p);
   require(kKernelVariants[plan.histogram_variant[0]].index_type == p.index_type &&
               kKernelVariants[plan.scatter_variant[0]].index_type == p.index_type,
           "grouped: the first pass reads the index as its type", p);
@@ -232,13 +242,14 @@ void require(bool ok, const char* what, const Problem& p) {
   std::fprintf(stderr,
                "address model violated: %s\n  dtype=%d index_type=%d path=%d grouping=%d out_rows=%llu "
                "src_rows=%llu cols=%llu out_stride_bytes=%llu src_stride_bytes=%llu out=0x%llx src=0x%llx "
-               "index=0x%llx schedule=%d(%u,%u,%u,%u)\n",
+               "index=0x%llx schedule=%d(%u,%u,%u,%u) reduce=%d include_self=%d weights=%d(0x%llx)\n",
                what, p.dtype, p.index_type, p.path, p.grouping, (unsigned long long)p.out_rows,
                (unsigned long long)p.src_rows, (unsigned long long)p.cols,
                (unsigned long long)p.out_row_stride_bytes, (unsigned long long)p.src_row_stride_bytes,
                (unsigned long long)p.out_address, (unsigned long long)p.src_address,
                (unsigned long long)p.index_address, p.has_schedule ? 1 : 0, p.schedule.chunk_bytes,
-               p.schedule.stages, p.schedule.warps_per_cta, p.schedule.ctas_per_sm);
+               p.schedule.stages, p.schedule.warps_per_cta, p.schedule.ctas_per_sm, p.reduce, p.include_self ? 1 : 0,
+               p.weighted ? p.weights_dtype : -1, (unsigned long long)p.weights_address);
   std::abort();
 }
 
@@ -247,6 +258,7 @@ void check_streaming_plan(const Problem& p, const DeviceLimits& device, const St
     require(plan.launches.empty(), "an empty problem launches nothing", p);
     return;
   }
+  require(!p.needs_grouping(), "no streaming plan for a reduce that runs grouped only", p);
   require(!plan.launches.empty(), "a problem with rows launches", p);
   require(plan.variant < kKernelVariantCount && variant_matches(p, plan), "the variant fits path and dtypes", p);
   require(plan.threads_per_cta >= 32 && plan.threads_per_cta <= 1024, "threads per CTA within 32..1024", p);
@@ -288,6 +300,8 @@ void check_workspace_layout(const Problem& p, const GroupPlan& plan) {
 
 void check_group_plan(const Problem& p, const DeviceLimits& device, const GroupPlan& plan,
                       uint64_t workspace_address) {
+  require(plan.grouped() || !p.needs_grouping() || p.is_empty() || p.grouping == SCATTERPTX_GROUPING_OFF,
+          "a reduce that runs grouped only is grouped", p);
   if (!plan.grouped()) return;
   require(plan.mode == SCATTERPTX_MODE_SEGMENTED, "grouped means SEGMENTED", p);
   require(p.src_rows <= kMaxGroupedRows && p.out_rows <= kMaxGroupedTargets, "keys and positions fit u32", p);
@@ -318,6 +332,9 @@ void check_group_plan(const Problem& p, const DeviceLimits& device, const GroupP
   // The first pass reads the whole index; the sums read src rows at grouped
   // positions below M and write out rows below out_rows.
   require(index_tensor(p).contains(Range{p.index_address, m * p.index_bytes}), "grouped: the index read", p);
+  // Weighted sums read weights[position] for positions below M.
+  require(weights_tensor(p).contains(Range{p.weights_address, p.weighted ? m * p.weight_bytes() : 0}),
+          "grouped: the weights read", p);
   const Range last_out_row{p.out_address + (p.out_rows - 1) * p.out_row_stride_bytes, p.row_bytes()};
   require(out_tensor(p).contains(last_out_row), "grouped: out row out_rows - 1 lies inside out", p);
   const Range last_src_row{p.src_address + (m - 1) * p.src_row_stride_bytes, p.row_bytes()};

@@ -77,6 +77,23 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.deterministic = in.u8() % 2;
   options.warps_per_cta = in.u8() % 33;
   const DeviceLimits device = read_device(in);
+  // The reduce and the weights, last: inputs that end before them (the seeds
+  // written before they existed) read as a plain sum.
+  static constexpr scatterptx_reduce kReduces[] = {SCATTERPTX_REDUCE_SUM, SCATTERPTX_REDUCE_MEAN,
+                                                   SCATTERPTX_REDUCE_AMAX, SCATTERPTX_REDUCE_AMIN};
+  a.reduce = in.pick(kReduces);
+  const uint8_t reduce_flags = in.u8();
+  a.include_self = (reduce_flags & 1) ? 0 : 1;
+  if (reduce_flags & 2) {
+    // Weights after index, 256-aligned plus an offset in weight elements (or
+    // a stray byte, which validation refuses).
+    a.weights_dtype = (reduce_flags & 4) ? a.dtype : SCATTERPTX_F32;
+    const uint64_t weight_bytes = a.weights_dtype == SCATTERPTX_F32 ? 4 : elem;
+    const uint64_t index_bytes = uint64_t(a.src_rows) * (a.index_type == SCATTERPTX_INDEX_INT32 ? 4 : 8);
+    const uint64_t weights =
+        (index + index_bytes + 256) / 256 * 256 + in.u8() % 4 * weight_bytes + ((reduce_flags & 8) ? 1 : 0);
+    a.weights = reinterpret_cast<const void*>(static_cast<uintptr_t>(weights));
+  }
 
   // FUZZ_VERBOSE=1: say why an input stops at validation (seeds' debugging).
   static const bool verbose = std::getenv("FUZZ_VERBOSE") != nullptr;

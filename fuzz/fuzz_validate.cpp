@@ -60,6 +60,12 @@ Input read_input(ByteReader& in) {
   input.device = read_device(in);
   input.workspace = in.u64();
   input.workspace_bytes = in.u64();
+  // Last, so that inputs written before these fields existed read them as
+  // their zero-filled values (which validation then judges).
+  a.weights = reinterpret_cast<const void*>(static_cast<uintptr_t>(in.u64()));
+  a.weights_dtype = static_cast<scatterptx_dtype>(in.i32());
+  a.reduce = static_cast<scatterptx_reduce>(in.i32());
+  a.include_self = static_cast<int>(1u - in.u32());
   return input;
 }
 

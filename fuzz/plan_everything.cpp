@@ -59,7 +59,9 @@ void check_default_call(const Problem& p, const DeviceLimits& device, uint64_t w
         p.grouping != SCATTERPTX_GROUPING_OFF && p.path == SCATTERPTX_PATH_AUTO && !p.has_schedule;
     require(may_group || !plan.grouped(), "the default call groups only where the call lets it", p);
     check_group_plan(p, device, plan, workspace_address);
-    if (plan.grouped() && !p.is_empty()) {
+    require(plan.grouped() || !p.needs_grouping() || p.is_empty(),
+            "the default call groups every reduce that runs grouped only", p);
+    if (plan.grouped() && !p.is_empty() && !p.needs_grouping()) {
       require(make_plan(p, device).path != SCATTERPTX_PATH_PRIVATE,
               "the default call leaves few targets to the privatised path", p);
     }

@@ -137,7 +137,13 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o, const DeviceL
     plan.mode = SCATTERPTX_MODE_SEGMENTED;
     plan.why_mode = o.deterministic ? "deterministic" : "forced";
   } else if (p.needs_grouping()) {
-    // Only the grouped kernels write each reached row once.
+    // Only the grouped kernels write each reached row once; the default call
+    // plans without validate_group_options, so the limits are checked here.
+    const std::string why = segmented_ineligibility(p);
+    if (!why.empty()) {
+      invalid_argument(std::string("reduce = ") + reduce_name(p.reduce) + (p.include_self ? "" : ", include_self = 0") +
+                       " runs grouped only, and segmented mode cannot take this problem: " + why);
+    }
     plan.mode = SCATTERPTX_MODE_SEGMENTED;
     plan.why_mode = std::string(p.reduce != SCATTERPTX_REDUCE_SUM ? reduce_name(p.reduce) : "include_self=0") +
                     " runs grouped only";
@@ -195,6 +201,7 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o, const DeviceL
 }
 
 GroupPlan plan_default_call(const Problem& p, const DeviceLimits& device) {
+  validate_default_call(p);  // a reduce that runs grouped only, with grouping off
   GroupPlan streaming;
   if (p.grouping == SCATTERPTX_GROUPING_OFF) {
     streaming.why_mode = "grouping off";

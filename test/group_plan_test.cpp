@@ -389,6 +389,19 @@ TEST(GroupPlan, GroupedOnlyReducesRefuseStreamingAndProblemsGroupingCannotTake) 
   } catch (const Failure& failure) {
     EXPECT_NE(std::string(failure.what()).find("src_rows above 2^32 - 1"), std::string::npos) << failure.what();
   }
+  // The default call plans without validate_group_options: it must refuse
+  // too, not group past the u32 keys (found by fuzz_planners).
+  for (const Problem& p : {huge, reducing(contiguous(SCATTERPTX_F32, 1000, uint64_t{1} << 33, 4),
+                                          SCATTERPTX_REDUCE_SUM, /*include_self=*/false)}) {
+    try {
+      const GroupPlan plan = plan_default_call(p, kDevice);
+      FAIL() << "the default call planned an ungroupable reduce: " << plan.describe();
+    } catch (const Failure& failure) {
+      EXPECT_EQ(failure.status(), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+      EXPECT_NE(std::string(failure.what()).find("segmented mode cannot take this problem"), std::string::npos)
+          << failure.what();
+    }
+  }
   try {
     (void)make_plan(huge, kDevice);
     FAIL() << "the streaming planner took an amax";
