@@ -5,7 +5,9 @@ functions and the dispatcher's torch.ops path, in place and functional)
 against torch's index_add_, index_add and scatter_add_, with the GPU kept
 busy so that every call only queues its kernel. For small inputs this host
 time, not the kernel, decides how long a call takes; the target for
-scatterptx.torch.index_add_ is at most 1.5 times torch's index_add_.
+scatterptx.torch.index_add_ is at most 1.5 times torch's index_add_. The C
+call with grouping off beside the default one gives what the default call's
+choice (and, where it groups, its workspace allocation) adds.
 
   python3 bench/python_call_overhead.py [--calls N]
 """
@@ -55,11 +57,14 @@ def main():
         index = torch.randint(0, t, (m,), device="cuda")
         expanded = index.unsqueeze(-1).expand(-1, cols)
         c_args = _dispatch.problem_args(_arrays.read_problem(out, index, src))
+        c_args_off = type(c_args).from_buffer_copy(c_args)
+        c_args_off.grouping = _binding.GROUPINGS["off"]
         stream = ctypes.c_void_p(_arrays.torch_stream(out) or None)
         library = _binding.library()
         ops = {
             "scatterptx.scatter_add_": lambda: scatterptx.scatter_add_(out, index, src),
             "C scatterptx_scatter_add alone": lambda: library.scatterptx_scatter_add(ctypes.byref(c_args), stream),
+            "C alone, grouping off": lambda: library.scatterptx_scatter_add(ctypes.byref(c_args_off), stream),
             "torch index_add_": lambda: out.index_add_(0, index, src),
             "torch scatter_add_": lambda: out.scatter_add_(0, expanded, src),
             "scatterptx.torch.index_add_": lambda: spt.index_add_(out, index, src),
