@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "launch_trace.hpp"
 
 namespace scatterptx::detail {
 namespace {
@@ -105,6 +106,7 @@ std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext conte
     taken.add_module(module);
     check_driver(api, "cuModuleGetFunction",
                  api.cuModuleGetFunction(&state->functions[i], module, kKernelVariants[i].entry));
+    note_kernel_function(state->functions[i], kKernelVariants[i].entry);
     const KernelFamily family = kKernelVariants[i].family;
     if (family == KernelFamily::row_tma_reduce ||
         family == KernelFamily::row_private || family == KernelFamily::group_segment_sum) {
