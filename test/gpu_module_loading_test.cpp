@@ -1,11 +1,13 @@
 // Where the current context's kernels came from: every sm_90 cubin on an
 // sm_90 GPU, every PTX through the JIT under SCATTERPTX_FORCE_PTX=1 (the
 // path a GPU newer than the cubins takes). Prints the JIT's wall time, so a
-// run of the whole suite under SCATTERPTX_FORCE_PTX=1 says what the JIT cost.
+// run of the whole suite under SCATTERPTX_FORCE_PTX=1 CUDA_CACHE_DISABLE=1
+// says what the JIT cost.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <iostream>
+#include <string>
 
 #include "context_state.hpp"
 #include "errors.hpp"
@@ -28,9 +30,11 @@ TEST(ModuleLoading, ReportsWhereEachKernelCameFromAndTheJitTime) {
   RecordProperty("module_loads", loads.describe());
   if (scatterptx::detail::module_source_from_env(std::getenv(kForcePtxVariable)) == ModuleSource::ptx_only) {
     EXPECT_EQ(loads.ptx_count(), kKernelVariantCount);
-    // The driver's JIT cache (CUDA_CACHE_DISABLE=1 turns it off) can make
-    // a load nearly free, but not the 64 of them together.
-    EXPECT_GT(loads.total_wall_ms(), 0.0);
+    // A module the driver's JIT cache holds (~/.nv/ComputeCache) loads
+    // without compiling and reports 0 ms; CUDA_CACHE_DISABLE=1 makes every
+    // load compile (2.9 s for the 64 on an H200, driver 580).
+    const char* cache_disabled = std::getenv("CUDA_CACHE_DISABLE");
+    if (cache_disabled != nullptr && std::string(cache_disabled) == "1") EXPECT_GT(loads.total_wall_ms(), 0.0);
   } else if (state.limits.compute_capability == 90) {
     EXPECT_EQ(loads.ptx_count(), 0u) << "an sm_90 GPU runs every embedded cubin";
   }
