@@ -4,6 +4,7 @@
 
 #include "errors.hpp"
 #include "kernel_params.hpp"
+#include "launch_trace.hpp"
 #include "tensor_map.hpp"
 
 namespace scatterptx::detail {
@@ -11,6 +12,7 @@ namespace {
 
 void launch(const DriverApi& api, CUfunction function, const LaunchSlice& slice, uint32_t threads,
             uint32_t shared_bytes, CUstream stream, void** params) {
+  trace_launch(function);
   check_driver(api, "cuLaunchKernel",
                api.cuLaunchKernel(function, static_cast<unsigned>(slice.grid_x), slice.grid_y, 1, threads, 1, 1,
                                   shared_bytes, stream, params, nullptr));
