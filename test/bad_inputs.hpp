@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <ostream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -106,6 +107,8 @@ struct HostCase {
   std::vector<std::string> names;  // the message names one of them (case-insensitive); none: no check
 };
 const std::vector<HostCase>& host_cases();
+// gtest prints parameters of failed tests: the id, not the bytes.
+inline void PrintTo(const HostCase& c, std::ostream* os) { *os << c.id; }
 
 // "" when outcome is what c documents for entry, else why not.
 std::string outcome_mismatch(const HostCase& c, Entry entry, const Outcome& outcome);

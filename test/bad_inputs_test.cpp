@@ -13,9 +13,6 @@
 
 namespace scatterptx_bad_inputs {
 
-// gtest prints parameters of failed tests: the id, not the bytes.
-void PrintTo(const HostCase& c, std::ostream* os) { *os << c.id; }
-
 namespace {
 
 class BadInputOnHost : public ::testing::TestWithParam<HostCase> {};
