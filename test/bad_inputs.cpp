@@ -724,11 +724,13 @@ std::vector<DocumentedCase> make_undetected_cases() {
        "`out`, `src`, `index` or a workspace that is not device memory of the current context, or smaller than the "
        "shape says",
        "every launching entry point",
-       "not detectable from a pointer: the kernels fault (`CUDA_ERROR_ILLEGAL_ADDRESS`) and the context is lost", "",
+       "not detectable from a pointer: the kernels read and write whatever lies there, or fault "
+       "(`CUDA_ERROR_ILLEGAL_ADDRESS`) and the context is lost",
+       "",
        {}},
       {"workspace_overlaps", "a caller's workspace overlapping `out`, `src` or `index`",
        "`scatterptx_plan_create`, `scatterptx_scatter_add_grouped`",
-       "not checked: the grouping kernels write the workspace", "", {}},
+       "not checked: the grouping kernels write the workspace over them", "", {}},
       {"src_overlaps_index", "`src` overlapping `index`", "every entry point",
        "accepted: both are only read", "", {}},
       {"plan_shared_by_streams", "executes of one plan running at once on two streams", "`scatterptx_plan_execute`",
