@@ -65,7 +65,8 @@ std::string source_rows(uint64_t begin, uint64_t end) {
 // parameters (tensor maps included) are made before the first launch, so a
 // failure while preparing enqueues nothing. A launch that the driver refuses
 // after earlier slices were enqueued cannot take those back: the message
-// says which source rows they cover (they are added; the rest are not).
+// says which source rows they cover (they add them when they run; the rest
+// are not launched).
 template <typename Params>
 void launch_slices(const DriverApi& api, CUfunction function, const StreamingPlan& plan, uint32_t shared_bytes,
                    CUstream stream, std::vector<Params>& params) {
@@ -84,7 +85,7 @@ void launch_slices(const DriverApi& api, CUfunction function, const StreamingPla
     }
     if (i > 0) {
       message += "; launches 1-" + std::to_string(i) + " (" + source_rows(0, slice.row_begin) +
-                 ") were enqueued before it and add their rows, the later rows are not added";
+                 ") were enqueued before it and stay enqueued, the later rows are not launched";
     }
     fail(SCATTERPTX_ERROR_DRIVER, message);
   }

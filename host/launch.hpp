@@ -4,7 +4,7 @@
 // slices: all of their parameters are made before the first launch, so a
 // failure while making them enqueues nothing; a launch the driver refuses
 // after earlier slices were enqueued fails with a message naming the source
-// rows those slices add.
+// rows of those slices, which stay enqueued.
 // No allocation on the device, no synchronisation: capturable in a CUDA graph.
 #pragma once
 

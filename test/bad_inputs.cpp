@@ -708,10 +708,12 @@ std::vector<DocumentedCase> make_device_cases() {
        {"LaunchSlicesTest.AFirstLaunchRefusedEnqueuesNothingAndSaysSo",
         "LaunchSlicesTest.TheRedPathIsOneLaunchWhoseRefusalNamesNoSlices"}},
       {"later_launch_fails", "the driver refuses launch k > 1 of a plan's slices", "a streaming TMA or PRIVATE launch",
-       "`SCATTERPTX_ERROR_DRIVER`; launches 1..k-1 stay enqueued and add their rows (a launch cannot be taken "
-       "back), the later rows are not added",
+       "`SCATTERPTX_ERROR_DRIVER`; launches 1..k-1 stay enqueued (a launch cannot be taken back) and add their "
+       "rows when they run, the later rows are not launched. Where the default call queues both plans (f32 rows it groups, "
+       "2^31 to 2^32 - 1 of them), the order check decides whether they run: a grouped execute already "
+       "queued adds every row when the index is not sorted",
        "cuLaunchKernel failed: <error> for launch <k> of <n> (source rows [<begin>, <end>)); launches 1-<k-1> "
-       "(source rows [0, <begin>)) were enqueued before it and add their rows, the later rows are not added",
+       "(source rows [0, <begin>)) were enqueued before it and stay enqueued, the later rows are not launched",
        {"LaunchSlicesTest.ALaterLaunchRefusedNamesTheRowsAlreadyEnqueued",
         "LaunchSlicesTest.TheLastLaunchRefusedNamesEveryEarlierSlice"},
        Verify::kNo, "host tests against a scripted driver: a real driver does not refuse a launch on demand"},

@@ -2,7 +2,7 @@
 // several launch slices, against a scripted driver. Every slice's parameters
 // and tensor map are made before the first launch, so a failure while
 // making them enqueues nothing; a launch the driver refuses after earlier
-// slices were enqueued fails naming the source rows those slices add.
+// slices were enqueued fails naming the source rows of those slices.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -243,8 +243,8 @@ TEST_F(LaunchSlicesTest, ALaterLaunchRefusedNamesTheRowsAlreadyEnqueued) {
   EXPECT_EQ(script.enqueued[0].row_base, 0u);
   EXPECT_EQ(script.launch_calls, 2) << "no launch after the refused one";
   EXPECT_NE(message.find("launch 2 of 3 (source rows [2147483647, 4294967294))"), std::string::npos) << message;
-  EXPECT_NE(message.find("launches 1-1 (source rows [0, 2147483647)) were enqueued before it and add their rows, "
-                         "the later rows are not added"),
+  EXPECT_NE(message.find("launches 1-1 (source rows [0, 2147483647)) were enqueued before it and stay enqueued, "
+                         "the later rows are not launched"),
             std::string::npos)
       << message;
 }
