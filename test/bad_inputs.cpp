@@ -531,7 +531,9 @@ const std::vector<HostCase>& host_cases() {
 
 std::string outcome_mismatch(const HostCase& c, Entry entry, const Outcome& outcome) {
   if (!outcome.returns_status) {
-    if (!c.value.empty() && outcome.value != c.value) return "returned \"" + outcome.value + "\", not \"" + c.value + "\"";
+    if (!c.value.empty() && outcome.value != c.value) {
+      return "returned \"" + outcome.value + "\", not \"" + c.value + "\"";
+    }
     return "";
   }
   if (outcome.status != c.status) {
@@ -549,7 +551,9 @@ std::string outcome_mismatch(const HostCase& c, Entry entry, const Outcome& outc
 
 std::string host_case_host_test(const HostCase& c) { return "Matrix/BadInputOnHost.AnsweredAsDocumented/" + c.id; }
 
-std::string host_case_gpu_test(const HostCase& c) { return "Sm90/BadInputOnGpu.NothingChangesAndTheContextStillWorks/" + c.id; }
+std::string host_case_gpu_test(const HostCase& c) {
+  return "Sm90/BadInputOnGpu.NothingChangesAndTheContextStillWorks/" + c.id;
+}
 
 std::string expand(std::string message, const std::vector<std::pair<std::string, std::string>>& values) {
   for (const auto& [name, value] : values) {
@@ -589,7 +593,8 @@ std::vector<DocumentedCase> make_device_cases() {
        "queues both plans (a sorted index, bad entries last)",
        "`scatterptx_scatter_add` (path AUTO, grouping AUTO)",
        "`SCATTERPTX_SUCCESS`; bad rows skipped and recorded, valid rows added", "",
-       {"Sm90/OutOfRangeIndexDefaultCall.OnlyValidRowsChange/*Record", "Sm90/DefaultCallTest.ReportsABadIndexWhenItGroups/*",
+       {"Sm90/OutOfRangeIndexDefaultCall.OnlyValidRowsChange/*Record",
+        "Sm90/DefaultCallTest.ReportsABadIndexWhenItGroups/*",
         "Sm90/DefaultCallOrderTest.ASortedIndexEndingInBadEntriesStreamsAndReportsThem/*"}},
       {"oor_checked_default_call", "the same, CHECKED mode", "`scatterptx_scatter_add` (path AUTO, grouping AUTO)",
        "`SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE`; every valid row is added", out_of_range,
@@ -608,8 +613,10 @@ std::vector<DocumentedCase> make_device_cases() {
        "create: `SCATTERPTX_SUCCESS`, out untouched; each execute: `SCATTERPTX_SUCCESS`, bad rows skipped and "
        "recorded, valid rows added",
        "",
-       {"Sm90/OutOfRangeIndexGrouped.OnlyValidRowsChange/*Plan*Record", "Sm90/GroupedIndexErrorTest.RecordedByEveryExecute/*"}},
-      {"oor_checked_plan_grouping", "the same, CHECKED mode, a plan that groups (SEGMENTED, deterministic, AUTO where it groups)",
+       {"Sm90/OutOfRangeIndexGrouped.OnlyValidRowsChange/*Plan*Record",
+        "Sm90/GroupedIndexErrorTest.RecordedByEveryExecute/*"}},
+      {"oor_checked_plan_grouping",
+       "the same, CHECKED mode, a plan that groups (SEGMENTED, deterministic, AUTO where it groups)",
        "`scatterptx_plan_create`",
        "`SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE`, `*plan` = NULL; out untouched (a caller's workspace is written)",
        out_of_range, {"Sm90/OutOfRangeIndexGrouped.OnlyValidRowsChange/*Plan*Checked"}},
@@ -620,7 +627,9 @@ std::vector<DocumentedCase> make_device_cases() {
       // ---- the default call's workspace ----
       {"allocator_null_auto", "the registered allocator returns NULL, grouping AUTO, a call that groups",
        "`scatterptx_scatter_add`", "`SCATTERPTX_SUCCESS`: the call streams instead; the allocator gets nothing back",
-       "", {"Sm90/AllocatorFailureOnGpu.NothingElseChanges/NullAuto", "Sm90/DefaultCallTest.AFailingAllocatorMeansStreamingOrAClearError/*"}},
+       "",
+       {"Sm90/AllocatorFailureOnGpu.NothingElseChanges/NullAuto",
+        "Sm90/DefaultCallTest.AFailingAllocatorMeansStreamingOrAClearError/*"}},
       {"allocator_null_no_fallback", "the same, grouping NO_FALLBACK", "`scatterptx_scatter_add`",
        "`SCATTERPTX_ERROR_OUT_OF_MEMORY`, nothing enqueued",
        expand(no_fallback, {{"why", "the registered allocator returned NULL for <bytes> bytes"}}),
@@ -663,7 +672,8 @@ std::vector<DocumentedCase> make_device_cases() {
        {"StreamingPlan.OlderGpusAreUnsupported"}, Verify::kNo,
        "the planner's refusal is host-tested; the context's needs a GPU below sm_90"},
       {"stream_other_context", "a stream of another CUDA context than the current one",
-       "`scatterptx_scatter_add`, `scatterptx_plan_create`, `scatterptx_plan_execute`, `scatterptx_scatter_add_grouped`",
+       "`scatterptx_scatter_add`, `scatterptx_plan_create`, `scatterptx_plan_execute`, "
+       "`scatterptx_scatter_add_grouped`",
        "`SCATTERPTX_ERROR_INVALID_ARGUMENT`, nothing enqueued",
        "stream belongs to another CUDA context than the current one",
        {"DeviceMisuseOnGpu.StreamOfAnotherContext", "StreamsAndGraphs.StreamOfAnotherContextIsRefused"}, Verify::kNo,
@@ -697,7 +707,8 @@ std::vector<DocumentedCase> make_device_cases() {
        "the device's <limit>",
        {"DeviceMisuseOnGpu.TmaScheduleBeyondSharedMemory"}},
       // ---- launches over more than 2^31 source rows (several slices) ----
-      {"slice_map_fails", "a later launch slice's src tensor map cannot be encoded", "a streaming TMA or PRIVATE launch",
+      {"slice_map_fails", "a later launch slice's src tensor map cannot be encoded",
+       "a streaming TMA or PRIVATE launch",
        "`SCATTERPTX_ERROR_DRIVER`, nothing enqueued (every slice is prepared before the first launch)",
        "cuTensorMapEncodeTiled failed: <error>; tensor map fields: ...",
        {"LaunchSlicesTest.ATensorMapThatCannotBeMadeForALaterSliceEnqueuesNothing",
@@ -709,9 +720,9 @@ std::vector<DocumentedCase> make_device_cases() {
         "LaunchSlicesTest.TheRedPathIsOneLaunchWhoseRefusalNamesNoSlices"}},
       {"later_launch_fails", "the driver refuses launch k > 1 of a plan's slices", "a streaming TMA or PRIVATE launch",
        "`SCATTERPTX_ERROR_DRIVER`; launches 1..k-1 stay enqueued (a launch cannot be taken back) and add their "
-       "rows when they run, the later rows are not launched. Where the default call queues both plans (f32 rows it groups, "
-       "2^31 to 2^32 - 1 of them), the order check decides whether they run: a grouped execute already "
-       "queued adds every row when the index is not sorted",
+       "rows when they run, the later rows are not launched. Where the default call queues both plans (f32 "
+       "rows it groups, 2^31 to 2^32 - 1 of them), the order check decides whether they run: a grouped "
+       "execute already queued adds every row when the index is not sorted",
        "cuLaunchKernel failed: <error> for launch <k> of <n> (source rows [<begin>, <end>)); launches 1-<k-1> "
        "(source rows [0, <begin>)) were enqueued before it and stay enqueued, the later rows are not launched",
        {"LaunchSlicesTest.ALaterLaunchRefusedNamesTheRowsAlreadyEnqueued",

@@ -156,7 +156,8 @@ class TorchOnGpu(unittest.TestCase, TorchErrorComparison):
 
     def test_what_the_library_does_not_take_falls_back(self):
         index = torch.tensor([0, 2, 2, 4], device="cuda")
-        out, src = torch.zeros(5, 3, dtype=torch.int32, device="cuda"), torch.ones(4, 3, dtype=torch.int32, device="cuda")
+        out = torch.zeros(5, 3, dtype=torch.int32, device="cuda")
+        src = torch.ones(4, 3, dtype=torch.int32, device="cuda")
         got = quietly(spt.index_add, out, index, src)
         self.assertTrue(torch.equal(got, out.index_add(0, index, src)))
         self.assertEqual(sum(spt.fallback_counts().values()), 1)
