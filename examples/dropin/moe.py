@@ -131,6 +131,7 @@ def main():
     sections = []
     for precision in args.precisions:
         dtype = torch.float32 if precision == "f32" else torch.bfloat16
+        layer.zero_grad(set_to_none=True)
         block = layer if dtype == torch.float32 else copy.deepcopy(layer).to(dtype)
         x = hidden_states.detach().clone().to(dtype).requires_grad_()
 
