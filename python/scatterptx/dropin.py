@@ -117,6 +117,8 @@ def _operands(out, index, src, wrap_negative=False):
         return "out's trailing dimensions do not flatten without a copy"
     if _shares_memory(out, src) or _shares_memory(out, index):
         return "out shares memory with src or index"
+    if torch._debug_has_internal_overlap(out) == 1:  # an expanded out: torch raises
+        return "out overlaps itself"
     src_rows = src if src.dim() == 2 else src.reshape(src.shape[0], out_rows.shape[1])
     return out_rows, index, src_rows, wrap_negative
 
@@ -255,7 +257,8 @@ class _Router:
         return None
 
     def _add_to_copy(self, out, out_rows, index, src_rows):
-        """The functional operators' result: a contiguous copy of out with the rows added."""
+        """The functional operators' result: a contiguous copy of out (as
+        torch's is, whatever out's layout) with the rows added."""
         result = out.clone(memory_format=torch.contiguous_format)
         self.launch(result.view(out_rows.shape), index, src_rows)
         return result

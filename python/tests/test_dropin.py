@@ -168,10 +168,16 @@ class Routing(unittest.TestCase):
             out, src, index = integers(6, 2, 3), integers(9, 2, 3, seed=2), indices(9, 6)
             self.assertTrue(torch.equal(out.clone().index_add_(0, index, src),
                                         as_torch(torch.index_add, out, 0, index, src)))
+            # a transposed out: the functional result is contiguous, as torch's is
+            out, src, index = integers(6, 6).t(), integers(9, 6, seed=2), indices(9, 6)
+            got, expected = torch.index_add(out, 0, index, src), as_torch(torch.index_add, out, 0, index, src)
+            self.assertTrue(torch.equal(got, expected))
+            self.assertEqual(got.stride(), expected.stride())
         self.assertEqual(routed("aten::index_add_"), 5)
-        self.assertEqual(routed("aten::index_add"), 2)
+        self.assertEqual(routed("aten::index_add"), 3)
         self.assertEqual(left("aten::index_add_"), {})
         self.assertEqual(launches[-1], ((6, 6), (9,), (9, 6)))
+        self.assertEqual(launches[-2], ((6, 6), (9,), (9, 6)))
 
     def test_index_add_outside_the_pattern_is_left_to_torch(self):
         out, src, index = integers(6, 4), integers(9, 4, seed=2), indices(9, 4)
@@ -183,6 +189,7 @@ class Routing(unittest.TestCase):
             "do not flatten": lambda: integers(4, 5, 3).transpose(1, 2).index_add_(0, index[:2], integers(2, 3, 5)),
             "empty": lambda: out.clone().index_add_(0, index[:0], src[:0]),
             "shares memory": lambda: (lambda o: o.index_add_(0, index[:2], o[4:]))(out.clone()),
+            "overlaps itself": lambda: integers(1, 4).expand(6, 4).index_add_(0, index, src),
         }
         for reason, call in cases.items():
             with self.subTest(reason=reason):
