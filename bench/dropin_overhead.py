@@ -58,7 +58,8 @@ def cases(device):
 
 
 def per_call_us(call, calls, device, repeats=5):
-    """Median over repeats of the microseconds per call of `calls` calls."""
+    """Median over repeats of the microseconds per call of `calls` calls;
+    calls // 10 + repeats * calls calls in all."""
     for _ in range(calls // 10):
         call()
     results = []
@@ -104,17 +105,20 @@ def main():
             dropin.reset_route_counts()
             with switched_on(args.device):
                 switch_us = per_call_us(call, args.calls, args.device)
-            outcomes = {outcome for counts in dropin.route_counts().values() for outcome in counts}
-            assert (outcomes == {dropin.ROUTED}) == (kind == "routed"), (name, outcomes)
-            rows.append((kind, name, torch_us, switch_us))
+            counts = dropin.route_counts()
+            outcomes = {outcome for by_outcome in counts.values() for outcome in by_outcome}
+            assert (dropin.ROUTED in outcomes) == (kind == "routed"), (name, counts)
+            # torch's CPU index_add_ adds through scatter_add_, which passes the switch again
+            entries = sum(n for by_outcome in counts.values() for n in by_outcome.values())
+            rows.append((kind, name, torch_us, switch_us, entries / (args.calls // 10 + 5 * args.calls)))
     print(f"torch {torch.__version__}, device {args.device}"
           + (f" ({torch.cuda.get_device_name()})" if args.device == "cuda" else "")
           + f", {args.calls} calls, median of 5; microseconds per call")
     what = "switch on (routed: decision only)" if args.device == "cpu" else "switch on"
-    print(f"{'':8}{'call':44}{'torch':>10}{what:>36}{'added':>10}")
-    for kind, name, torch_us, switch_us in rows:
-        added = "" if kind == "routed" and args.device == "cpu" else f"{switch_us - torch_us:10.2f}"
-        print(f"{kind:8}{name:44}{torch_us:10.2f}{switch_us:36.2f}{added}")
+    print(f"{'':8}{'call':44}{'torch':>10}{what:>36}{'added':>10}{'switch entries/call':>22}")
+    for kind, name, torch_us, switch_us, entries in rows:
+        added = "-" if kind == "routed" and args.device == "cpu" else f"{switch_us - torch_us:.2f}"
+        print(f"{kind:8}{name:44}{torch_us:10.2f}{switch_us:36.2f}{added:>10}{entries:22.0f}")
 
 
 if __name__ == "__main__":

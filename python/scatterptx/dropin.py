@@ -249,8 +249,8 @@ class _Router:
             reason = self.reason(out_rows, index, src_rows)
             if reason is None:
                 _count(op, ROUTED)
-                if wrap_negative:
-                    index = torch.where(index < 0, index + out_rows.shape[0], index)
+                if wrap_negative:  # torch's advanced indexing counts negative rows from the end
+                    index = torch.add(index, index < 0, alpha=out_rows.shape[0])
                 return out_rows, index, src_rows
             operands = reason
         _count(op, operands)
