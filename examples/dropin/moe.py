@@ -154,7 +154,8 @@ def main():
     device = torch.device(args.device)
 
     torch.manual_seed(args.seed)
-    layer = MixtralSparseMoeBlock(args.hidden, args.ffn, args.experts, args.top_k).to(device)
+    with device:  # 1.4B parameters: initialised where they live
+        layer = MixtralSparseMoeBlock(args.hidden, args.ffn, args.experts, args.top_k)
     hidden_states = torch.randn(1, args.tokens, args.hidden, device=device)
     shape = {"tokens": args.tokens, "hidden": args.hidden, "intermediate": args.ffn, "experts": args.experts,
              "top_k": args.top_k, "parameters": sum(p.numel() for p in layer.parameters())}
