@@ -56,7 +56,8 @@ from . import _binding
 from ._grouped import scatter_add_grouped
 from ._torch_allocator import use_torch_allocator
 
-__all__ = ["fallback_counts", "index_add", "index_add_", "scatter"]
+__all__ = ["disable", "enable", "enabled", "fallback_counts", "index_add", "index_add_", "reset_route_counts",
+           "route_counts", "scatter"]
 
 _SUPPORTED_DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.float64: "f64"}
 _INDEX_TYPES = {torch.int32: "int32", torch.int64: "int64"}
@@ -445,3 +446,7 @@ def scatter(src, index, dim=0, out=None, dim_size=None, reduce="sum"):
     if torch.is_grad_enabled() and src.requires_grad:
         return index_add(result, index, src)
     return index_add_(result, index, src)
+
+
+# The drop-in switch that routes torch's own calls here: scatterptx/dropin.py.
+from .dropin import disable, enable, enabled, reset_route_counts, route_counts  # noqa: E402
