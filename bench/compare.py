@@ -239,8 +239,12 @@ def run_scenario(torch, timer, systems, s, description):
 
 
 def _commit():
+    """SCATTERPTX_COMMIT where set (a copied tree's .git may be older than
+    its files), else git's HEAD."""
     import subprocess
 
+    if os.environ.get("SCATTERPTX_COMMIT"):
+        return os.environ["SCATTERPTX_COMMIT"]
     try:
         return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                               check=True, cwd=os.path.dirname(os.path.abspath(__file__))).stdout.strip()
@@ -297,8 +301,8 @@ def main(argv=None):
     meta = {
         "date": today,
         "command": " ".join(shlex.quote(a) for a in [sys.executable, *sys.argv]),
-        # The commit measured: from git where the checkout has it, else from
-        # SCATTERPTX_COMMIT (set by whoever copied the tree to the GPU host).
+        # The commit measured: SCATTERPTX_COMMIT (set by whoever copied the
+        # tree to the GPU host), else git's HEAD.
         "commit": _commit(),
         "device": device,
         "torch": torch.__version__,

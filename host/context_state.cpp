@@ -1,13 +1,14 @@
 #include "context_state.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "errors.hpp"
-#include "kernel_images.hpp"
+#include "launch_trace.hpp"
 
 namespace scatterptx::detail {
 namespace {
@@ -31,34 +32,6 @@ DeviceLimits read_device_limits(const DriverApi& api, CUdevice device) {
   limits.max_grid_y = device_attribute(api, device, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y);
   limits.l2_bytes = static_cast<uint64_t>(device_attribute(api, device, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE));
   return limits;
-}
-
-// Loads one module with the JIT's logs captured, so a failure says why.
-CUresult load_module(const DriverApi& api, const void* image, CUmodule* module, std::string* log) {
-  char info[4096] = {};
-  char error[4096] = {};
-  CUjit_option options[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
-                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-  void* values[] = {info, reinterpret_cast<void*>(sizeof(info)), error, reinterpret_cast<void*>(sizeof(error))};
-  const CUresult result = api.cuModuleLoadDataEx(module, image, 4, options, values);
-  *log = std::string(error) + (error[0] != '\0' && info[0] != '\0' ? "\n" : "") + info;
-  return result;
-}
-
-// The embedded sm_90 cubin where the GPU runs it, else the PTX through the JIT.
-CUmodule load_variant(const DriverApi& api, std::size_t variant) {
-  const KernelImage& image = kKernelImages[variant];
-  CUmodule module = nullptr;
-  std::string cubin_log;
-  const CUresult cubin_result = load_module(api, image.cubin, &module, &cubin_log);
-  if (cubin_result == CUDA_SUCCESS) return module;
-  std::string ptx_log;
-  const CUresult ptx_result = load_module(api, image.ptx, &module, &ptx_log);
-  if (ptx_result == CUDA_SUCCESS) return module;
-  fail(SCATTERPTX_ERROR_DRIVER, std::string("cannot load kernel ") + kKernelVariants[variant].name + ": cubin: " +
-                                    describe_driver_error(api, "cuModuleLoadDataEx", cubin_result) + " " + cubin_log +
-                                    "; PTX JIT: " + describe_driver_error(api, "cuModuleLoadDataEx", ptx_result) +
-                                    " " + ptx_log);
 }
 
 // What a state's creation has taken from the driver so far. Unless the
@@ -116,7 +89,8 @@ CUmemoryPool create_workspace_pool(const DriverApi& api, CUdevice device) {
   return pool;
 }
 
-std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext context, CreationResources& taken) {
+std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext context, ModuleSource source,
+                                           CreationResources& taken) {
   auto state = std::make_unique<ContextState>();
   state->context = context;
   CUdevice device = 0;
@@ -128,10 +102,11 @@ std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext conte
              "." + std::to_string(state->limits.compute_capability % 10) + "; libscatterptx needs sm_90 or newer");
   }
   for (std::size_t i = 0; i < kKernelVariantCount; ++i) {
-    CUmodule module = load_variant(api, i);
+    CUmodule module = load_variant_module(api, i, source, state->module_loads);
     taken.add_module(module);
     check_driver(api, "cuModuleGetFunction",
                  api.cuModuleGetFunction(&state->functions[i], module, kKernelVariants[i].entry));
+    note_kernel_function(state->functions[i], kKernelVariants[i].entry);
     const KernelFamily family = kKernelVariants[i].family;
     if (family == KernelFamily::row_tma_reduce ||
         family == KernelFamily::row_private || family == KernelFamily::group_segment_sum) {
@@ -182,7 +157,7 @@ void require_stream_in_context(const DriverApi& api, const ContextState& state, 
   }
 }
 
-ContextState& current_context_state(const DriverApi& api) {
+ContextState& current_context_state(const DriverApi& api, std::optional<ModuleSource> source) {
   static std::mutex mutex;
   static std::map<unsigned long long, std::unique_ptr<ContextState>> states;
   const CUcontext context = require_current_context(api);
@@ -193,8 +168,10 @@ ContextState& current_context_state(const DriverApi& api) {
   std::lock_guard<std::mutex> lock(mutex);
   auto found = states.find(id);
   if (found == states.end()) {
+    // The environment is read once per context, when its kernels are loaded.
+    const ModuleSource chosen = source ? *source : module_source_from_env(std::getenv(kForcePtxVariable));
     CreationResources taken(api);
-    found = states.emplace(id, create_state(api, context, taken)).first;
+    found = states.emplace(id, create_state(api, context, chosen, taken)).first;
     taken.keep();
   }
   return *found->second;

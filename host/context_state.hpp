@@ -6,9 +6,11 @@
 #include <cuda.h>
 
 #include <mutex>
+#include <optional>
 
 #include "driver_api.hpp"
 #include "kernel_manifest.hpp"
+#include "module_loading.hpp"
 #include "plan.hpp"
 
 namespace scatterptx::detail {
@@ -22,6 +24,7 @@ struct ContextState {
   CUcontext context = nullptr;
   DeviceLimits limits;
   CUfunction functions[kKernelVariantCount] = {};
+  ModuleLoads module_loads;             // cubin or PTX, and the JIT's wall time, per variant
   CUdeviceptr index_error_records = 0;  // kIndexErrorSlots u64 words
   CUstream take_stream = nullptr;       // non-blocking: a take orders its own work only
   CUmemoryPool workspace_pool = nullptr;  // the default call's grouping workspaces
@@ -40,7 +43,8 @@ void require_stream_in_context(const DriverApi& api, const ContextState& state, 
 // The state of the current context, created (kernels loaded, records
 // allocated and cleared) on the first call in that context. A creation that
 // fails unloads the modules and frees the memory it took, and the next call
-// tries again. UNSUPPORTED_DEVICE below sm_90.
-ContextState& current_context_state(const DriverApi& api);
+// tries again. UNSUPPORTED_DEVICE below sm_90. The kernels come from where
+// source says, else from where SCATTERPTX_FORCE_PTX says (module_loading.hpp).
+ContextState& current_context_state(const DriverApi& api, std::optional<ModuleSource> source = std::nullopt);
 
 }  // namespace scatterptx::detail

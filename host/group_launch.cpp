@@ -3,6 +3,7 @@
 #include "errors.hpp"
 #include "kernel_params.hpp"
 #include "launch.hpp"
+#include "launch_trace.hpp"
 #include "plan.hpp"
 
 namespace scatterptx::detail {
@@ -10,6 +11,7 @@ namespace {
 
 void launch(const DriverApi& api, CUfunction function, uint64_t grid_x, uint32_t grid_y, uint32_t threads,
             CUstream stream, void** params, uint32_t shared_bytes = 0) {
+  trace_launch(function);
   check_driver(api, "cuLaunchKernel",
                api.cuLaunchKernel(function, static_cast<unsigned>(grid_x), grid_y, 1, threads, 1, 1, shared_bytes,
                                   stream, params, nullptr));

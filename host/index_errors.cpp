@@ -6,6 +6,7 @@
 #include "errors.hpp"
 #include "kernel_params.hpp"
 #include "launch.hpp"
+#include "launch_trace.hpp"
 
 namespace scatterptx::detail {
 namespace {
@@ -59,6 +60,7 @@ int64_t take_recorded_index_error(const DriverApi& api, ContextState& state) {
   const CUfunction take = state.functions[find_variant(KernelFamily::index_record_take, SCATTERPTX_F32,
                                                        SCATTERPTX_INDEX_INT32, 0)];
   const CUstream stream = state.take_stream;
+  trace_launch(take);
   check_driver(api, "cuLaunchKernel", api.cuLaunchKernel(take, 1, 1, 1, 1, 1, 1, 0, stream, params.packed().data(), nullptr));
   uint64_t bad = kNoPosition;
   check_driver(api, "cuMemcpyDtoHAsync", api.cuMemcpyDtoHAsync(&bad, taken, 8, stream));

@@ -1,20 +1,15 @@
 #include "launch.hpp"
 
-#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "errors.hpp"
 #include "kernel_params.hpp"
+#include "launch_trace.hpp"
 #include "tensor_map.hpp"
 
 namespace scatterptx::detail {
 namespace {
-
-void launch(const DriverApi& api, CUfunction function, const LaunchSlice& slice, uint32_t threads,
-            uint32_t shared_bytes, CUstream stream, void** params) {
-  check_driver(api, "cuLaunchKernel",
-               api.cuLaunchKernel(function, static_cast<unsigned>(slice.grid_x), slice.grid_y, 1, threads, 1, 1,
-                                  shared_bytes, stream, params, nullptr));
-}
 
 // What every kernel takes about one launch slice: out, and src and index
 // advanced to the slice's first row.
@@ -62,12 +57,48 @@ void fill_slice_fields(Params& k, const SliceArguments& a) {
   k.row_base = a.row_base;
 }
 
+std::string source_rows(uint64_t begin, uint64_t end) {
+  return "source rows [" + std::to_string(begin) + ", " + std::to_string(end) + ")";
+}
+
+// Launches the plan's slices with their prepared parameters. Every slice's
+// parameters (tensor maps included) are made before the first launch, so a
+// failure while preparing enqueues nothing. A launch that the driver refuses
+// after earlier slices were enqueued cannot take those back: the message
+// says which source rows they cover (they add them when they run; the rest
+// are not launched).
+template <typename Params>
+void launch_slices(const DriverApi& api, CUfunction function, const StreamingPlan& plan, uint32_t shared_bytes,
+                   CUstream stream, std::vector<Params>& params) {
+  const std::vector<LaunchSlice>& slices = plan.launches;
+  for (std::size_t i = 0; i < slices.size(); ++i) {
+    const LaunchSlice& slice = slices[i];
+    trace_launch(function);
+    const CUresult result =
+        api.cuLaunchKernel(function, static_cast<unsigned>(slice.grid_x), slice.grid_y, 1, plan.threads_per_cta,
+                           1, 1, shared_bytes, stream, params[i].packed().data(), nullptr);
+    if (result == CUDA_SUCCESS) continue;
+    std::string message = describe_driver_error(api, "cuLaunchKernel", result);
+    if (slices.size() > 1) {
+      message += " for launch " + std::to_string(i + 1) + " of " + std::to_string(slices.size()) + " (" +
+                 source_rows(slice.row_begin, slice.row_begin + slice.rows) + ")";
+    }
+    if (i > 0) {
+      message += "; launches 1-" + std::to_string(i) + " (" + source_rows(0, slice.row_begin) +
+                 ") were enqueued before it and stay enqueued, the later rows are not launched";
+    }
+    fail(SCATTERPTX_ERROR_DRIVER, message);
+  }
+}
+
 void launch_tma(const DriverApi& api, CUfunction function, const Problem& p, const StreamingPlan& plan,
                 CUdeviceptr error_record, CUstream stream, const LaunchGate& gate) {
   const TmaSchedule& s = plan.tma;
+  std::vector<RowTmaReduceParams> params;
+  params.reserve(plan.launches.size());
   for (const LaunchSlice& slice : plan.launches) {
     const SliceArguments a = slice_arguments(p, slice);
-    RowTmaReduceParams k{};
+    RowTmaReduceParams& k = params.emplace_back();
     k.src_map = slice_src_map(api, p, slice, s.box_elems, 1);
     fill_slice_fields(k, a);
     k.out_rows = p.out_rows;
@@ -79,16 +110,18 @@ void launch_tma(const DriverApi& api, CUfunction function, const Problem& p, con
     k.error_record = error_record;
     k.prefetch_out = s.prefetch_out ? 1 : 0;
     gate.apply(k);
-    launch(api, function, slice, plan.threads_per_cta, s.shared_bytes, stream, k.packed().data());
   }
+  launch_slices(api, function, plan, s.shared_bytes, stream, params);
 }
 
 void launch_red(const DriverApi& api, CUfunction function, const Problem& p, const StreamingPlan& plan,
                 CUdeviceptr error_record, CUstream stream, const LaunchGate& gate) {
   const RedSchedule& s = plan.red;
+  std::vector<RowRedParams> params;
+  params.reserve(plan.launches.size());
   for (const LaunchSlice& slice : plan.launches) {
     const SliceArguments a = slice_arguments(p, slice);
-    RowRedParams k{};
+    RowRedParams& k = params.emplace_back();
     fill_slice_fields(k, a);
     k.src_ptr = a.src_ptr;
     k.src_row_stride_bytes = a.src_stride;
@@ -102,16 +135,18 @@ void launch_red(const DriverApi& api, CUfunction function, const Problem& p, con
     k.weights = p.weighted ? p.weights_address + slice.row_begin * p.weight_bytes() : 0;
     k.weight_bytes = static_cast<uint32_t>(p.weight_bytes());
     gate.apply(k);
-    launch(api, function, slice, plan.threads_per_cta, 0, stream, k.packed().data());
   }
+  launch_slices(api, function, plan, 0, stream, params);
 }
 
 void launch_private(const DriverApi& api, CUfunction function, const Problem& p, const StreamingPlan& plan,
                     CUdeviceptr error_record, CUstream stream, const LaunchGate& gate) {
   const PrivateSchedule& s = plan.privatised;
+  std::vector<RowPrivateParams> params;
+  params.reserve(plan.launches.size());
   for (const LaunchSlice& slice : plan.launches) {
     const SliceArguments a = slice_arguments(p, slice);
-    RowPrivateParams k{};
+    RowPrivateParams& k = params.emplace_back();
     k.src_map = slice_src_map(api, p, slice, s.slice_elems, kPrivateRowsPerStage);
     fill_slice_fields(k, a);
     k.out_rows = static_cast<uint32_t>(p.out_rows);
@@ -125,8 +160,8 @@ void launch_private(const DriverApi& api, CUfunction function, const Problem& p,
     k.barrier_offset = s.barrier_offset;
     k.error_record = error_record;
     gate.apply(k);
-    launch(api, function, slice, plan.threads_per_cta, s.shared_bytes, stream, k.packed().data());
   }
+  launch_slices(api, function, plan, s.shared_bytes, stream, params);
 }
 
 }  // namespace

@@ -1,7 +1,11 @@
 // Launching a plan: tensor maps encoded per launch slice, each kernel's
 // argument struct (kernel_params.hpp) filled by name, cuLaunchKernel on the
-// caller's stream.
-// No allocation, no synchronisation: capturable in a CUDA graph.
+// caller's stream. A plan over more than 2^31 source rows has several
+// slices: all of their parameters are made before the first launch, so a
+// failure while making them enqueues nothing; a launch the driver refuses
+// after earlier slices were enqueued fails with a message naming the source
+// rows of those slices, which stay enqueued.
+// No allocation on the device, no synchronisation: capturable in a CUDA graph.
 #pragma once
 
 #include <cuda.h>

@@ -1,11 +1,16 @@
 // Host-only: creating a context's state against a scripted driver. A
 // creation that fails part way must give back every module, allocation and
 // stream it took, and the next call must start over; one that succeeds is
-// kept.
+// kept Where the kernels come from (cubin, or PTX
+// through the JIT) follows the source asked for, else SCATTERPTX_FORCE_PTX.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
 #include <set>
+#include <string>
 
 #include "context_state.hpp"
 #include "errors.hpp"
@@ -19,11 +24,14 @@ using scatterptx::detail::Failure;
 using scatterptx::detail::kKernelVariantCount;
 using scatterptx::detail::kKernelVariants;
 using scatterptx::detail::KernelFamily;
+using scatterptx::detail::kForcePtxVariable;
+using scatterptx::detail::ModuleSource;
 
 // The scripted driver's state: which call fails, and what is held.
 struct ScriptedDriver {
   unsigned long long context_id = 0;
   int module_loads = 0;           // cuModuleLoadDataEx calls so far
+  int ptx_loads = 0;              // of which with a PTX image rather than an ELF cubin
   int failing_module_load = -1;   // this call and every later one fail; -1: none
   bool fail_memset = false;
   bool fail_occupancy = false;
@@ -76,8 +84,9 @@ CUresult release(std::set<Handle>& live, Handle handle, CUresult not_held) {
   return not_held;
 }
 
-CUresult module_load(CUmodule* module, const void*, unsigned, CUjit_option*, void**) {
+CUresult module_load(CUmodule* module, const void* image, unsigned, CUjit_option*, void**) {
   const int call = script.module_loads++;
+  if (std::memcmp(image, "\x7f" "ELF", 4) != 0) ++script.ptx_loads;
   if (script.failing_module_load >= 0 && call >= script.failing_module_load) return CUDA_ERROR_INVALID_IMAGE;
   const uintptr_t handle = script.next_handle++;
   script.live_modules.insert(handle);
@@ -172,14 +181,36 @@ void start_script() {
   script.context_id = ++next_context_id;
 }
 
-scatterptx_status creation_status(const DriverApi& api) {
+// The cubins unless a test asks otherwise, whatever SCATTERPTX_FORCE_PTX
+// the whole suite runs under; nullopt: as the environment says.
+scatterptx_status creation_status(const DriverApi& api,
+                                  std::optional<ModuleSource> source = ModuleSource::cubin_then_ptx) {
   try {
-    current_context_state(api);
+    current_context_state(api, source);
   } catch (const Failure& failure) {
     return failure.status();
   }
   return SCATTERPTX_SUCCESS;
 }
+
+// Sets SCATTERPTX_FORCE_PTX for one test and puts back what it was.
+class ForcePtxSetting {
+ public:
+  explicit ForcePtxSetting(const char* value) {
+    if (const char* before = std::getenv(kForcePtxVariable)) before_ = before;
+    setenv(kForcePtxVariable, value, 1);
+  }
+  ~ForcePtxSetting() {
+    if (before_) {
+      setenv(kForcePtxVariable, before_->c_str(), 1);
+    } else {
+      unsetenv(kForcePtxVariable);
+    }
+  }
+
+ private:
+  std::optional<std::string> before_;
+};
 
 // After a failed creation: nothing held, nothing released twice.
 void expect_everything_given_back() {
@@ -269,6 +300,56 @@ TEST(ContextState, AFailedCreationIsRetriedAndASuccessfulOneKept) {
   const int loads = script.module_loads;
   EXPECT_EQ(&current_context_state(api), &state);
   EXPECT_EQ(script.module_loads, loads);
+}
+
+TEST(ContextState, ForcedPtxLoadsEveryVariantFromItsPtxOnce) {
+  const DriverApi api = scripted_api();
+  start_script();
+  ASSERT_EQ(creation_status(api, ModuleSource::ptx_only), SCATTERPTX_SUCCESS);
+  EXPECT_EQ(script.module_loads, static_cast<int>(kKernelVariantCount));
+  EXPECT_EQ(script.ptx_loads, static_cast<int>(kKernelVariantCount));
+  const ContextState& state = current_context_state(api);
+  EXPECT_EQ(state.module_loads.ptx_count(), kKernelVariantCount);
+}
+
+TEST(ContextState, TheCubinsByDefault) {
+  const DriverApi api = scripted_api();
+  start_script();
+  ASSERT_EQ(creation_status(api), SCATTERPTX_SUCCESS);
+  EXPECT_EQ(script.module_loads, static_cast<int>(kKernelVariantCount));
+  EXPECT_EQ(script.ptx_loads, 0);
+  EXPECT_EQ(current_context_state(api).module_loads.ptx_count(), 0u);
+}
+
+TEST(ContextState, ForcePtxIsReadFromTheEnvironmentWhenTheStateIsCreated) {
+  const DriverApi api = scripted_api();
+  {
+    start_script();
+    const ForcePtxSetting forced("1");
+    ASSERT_EQ(creation_status(api, std::nullopt), SCATTERPTX_SUCCESS);
+    EXPECT_EQ(script.ptx_loads, static_cast<int>(kKernelVariantCount));
+  }
+  {
+    start_script();
+    const ForcePtxSetting off("0");
+    ASSERT_EQ(creation_status(api, std::nullopt), SCATTERPTX_SUCCESS);
+    EXPECT_EQ(script.ptx_loads, 0);
+  }
+}
+
+TEST(ContextState, AMistypedForcePtxIsRefusedBeforeAnythingIsLoaded) {
+  const DriverApi api = scripted_api();
+  start_script();
+  const ForcePtxSetting mistyped("yes");
+  try {
+    current_context_state(api);
+    FAIL() << "SCATTERPTX_FORCE_PTX=yes was accepted";
+  } catch (const Failure& failure) {
+    EXPECT_EQ(failure.status(), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(failure.what()).find("SCATTERPTX_FORCE_PTX=\"yes\""), std::string::npos) << failure.what();
+  }
+  EXPECT_EQ(script.module_loads, 0);
+  expect_everything_given_back();
 }
 
 }  // namespace

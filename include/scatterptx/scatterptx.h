@@ -44,7 +44,11 @@ typedef enum scatterptx_status {
   SCATTERPTX_ERROR_NO_CONTEXT = 3,        /* no current CUDA context on this thread */
   SCATTERPTX_ERROR_UNSUPPORTED_DEVICE = 4, /* compute capability below 9.0 */
   SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE = 5, /* checked mode found index outside [0, out_rows) */
-  SCATTERPTX_ERROR_DRIVER = 6,            /* a driver call failed; the message names it */
+  /* A driver call failed; the message names it. A launch refused part way
+   * through a problem of more than 2^31 source rows (several launches) names
+   * the source rows of the launches already enqueued: they stay enqueued and
+   * add those rows when they run. */
+  SCATTERPTX_ERROR_DRIVER = 6,
   SCATTERPTX_ERROR_OUT_OF_MEMORY = 7      /* a workspace could not be had and falling back was forbidden */
 } scatterptx_status;
 

@@ -7,8 +7,31 @@ from ._binding import DTYPES, GROUPINGS, INDEX_CHECKS, INDEX_TYPES, PATHS, Args,
 from ._torch_allocator import use_torch_allocator
 
 
+def check_address(name, value):
+    """ValueError for an address ctypes would wrap around silently."""
+    if not 0 <= value < 1 << 64:
+        raise ValueError(f"{name} = {value} is not a 64-bit address")
+    return value
+
+
+def _check_fields(problem):
+    """ValueError for what ctypes would not pass as given: a name the C ABI has
+    no value for, and a size or address outside its C type (ctypes would
+    wrap it around silently, 2**64 + 10 rows becoming 10)."""
+    if problem.dtype not in DTYPES:
+        raise ValueError(f"dtype must be one of {', '.join(DTYPES)}, got {problem.dtype!r}")
+    if problem.index_type not in INDEX_TYPES:
+        raise ValueError(f"index_type must be one of {', '.join(INDEX_TYPES)}, got {problem.index_type!r}")
+    for name in ("out_rows", "out_row_stride", "src_rows", "src_row_stride", "cols"):
+        if not -(1 << 63) <= getattr(problem, name) < 1 << 63:
+            raise ValueError(f"{name} = {getattr(problem, name)} does not fit in 64 bits")
+    for name in ("out", "src", "index"):
+        check_address(name, getattr(problem, name))
+
+
 def problem_args(problem, check_index=False, path="auto", grouping="auto"):
     """The C ABI's scatter_add_args for a Problem."""
+    _check_fields(problem)
     args = Args()
     library().scatterptx_scatter_add_args_init(ctypes.byref(args))
     args.out, args.out_rows, args.out_row_stride = problem.out, problem.out_rows, problem.out_row_stride

@@ -6,7 +6,7 @@ import ctypes
 
 from ._arrays import is_torch_tensor, read_problem, torch_stream, view, workspace_view
 from ._binding import MODES, GroupOptions, check, library
-from ._dispatch import problem_args
+from ._dispatch import check_address, problem_args
 
 _DESCRIBE_BYTES = 4096
 
@@ -17,6 +17,8 @@ def _options(mode, deterministic, warps_per_cta):
                          "shape; use 'segmented' or 'auto'")
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    if not 0 <= warps_per_cta < 1 << 32:  # ctypes would wrap it into the u32 silently
+        raise ValueError(f"warps_per_cta = {warps_per_cta} does not fit in 32 bits")
     options = GroupOptions()
     library().scatterptx_group_options_init(ctypes.byref(options))
     options.mode = MODES[mode]
@@ -83,6 +85,7 @@ def scatter_add_grouped(out, index, src, *, mode="auto", deterministic=False, wo
                              "(only torch inputs get one allocated)")
         workspace = _temporary_workspace(out, needed, stream) if needed else None
     pointer, nbytes = (None, 0) if workspace is None else workspace_view(workspace)
+    check_address("workspace", pointer or 0)
     check(library().scatterptx_scatter_add_grouped(ctypes.byref(args), ctypes.byref(options), pointer,
                                                    nbytes, ctypes.c_void_p(stream or None)))
     return out
@@ -118,6 +121,7 @@ class Plan:
         args = problem_args(self._problem, check_index)
         self.workspace_bytes = _workspace_size(args, options)
         pointer, nbytes = (None, 0) if workspace is None else workspace_view(workspace)
+        check_address("workspace", pointer or 0)
         handle = ctypes.c_void_p()
         check(library().scatterptx_plan_create(ctypes.byref(args), ctypes.byref(options), pointer, nbytes,
                                                ctypes.c_void_p(_stream(out, stream) or None),
@@ -190,4 +194,4 @@ class Plan:
             raise ValueError(f"{what} is {name}; the plan was made for {p.dtype}")
         if self._device is not None and is_torch_tensor(array) and array.device != self._device:
             raise ValueError(f"{what} is on {array.device}; the plan was made on {self._device}")
-        return pointer
+        return check_address(what, pointer)

@@ -1,0 +1,308 @@
+#!/usr/bin/env python3
+"""Writes docs/bad_inputs.md, the bad-input matrix, from its sources of truth.
+
+- The C ABI's rows: what scatterptx_bad_inputs_table (test/bad_inputs_table.cpp)
+  prints after running every host case of test/bad_inputs.cpp through the
+  library, and the device cases documented there.
+- The Python rows: python/tests/bad_inputs_cases.py; the binding cases are run
+  here, through the library that SCATTERPTX_LIBRARY names (or the package's
+  own search), on fake arrays that nothing dereferences.
+- Each test a row cites must exist: the gtest names are matched against what
+  the test program lists, the Python ones against python/tests; each file
+  named is where the test is defined.
+
+Needs no GPU and no torch. Usage:
+  bad_inputs_doc.py --table-program PATH --test-program PATH [--write FILE | --check FILE]
+(no --write or --check: print the page). --check exits 1, with a diff, when
+FILE differs from what would be written now; `make bad-inputs-doc` rewrites it.
+"""
+
+import argparse
+import ast
+import difflib
+import fnmatch
+import json
+import os
+import re
+import subprocess
+import sys
+
+SOURCE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(SOURCE_DIR, "python"))
+sys.path.insert(0, os.path.join(SOURCE_DIR, "python", "tests"))
+
+import bad_inputs_cases  # noqa: E402
+import scatterptx  # noqa: E402
+
+REGENERATE = "make bad-inputs-doc"
+
+
+def cell(text):
+    """text for a markdown table cell: pipes escaped, lines joined."""
+    return text.replace("|", "\\|").replace("\n", " ").strip()
+
+
+def code(text):
+    """text as inline code in a table cell, or an em dash for none."""
+    if not text:
+        return "—"
+    fence = "``" if "`" in text else "`"
+    pad = " " if "`" in text else ""
+    return f"{fence}{pad}{cell(text)}{pad}{fence}"
+
+
+# ---- which tests exist, and where ----
+
+def gtest_names(test_program):
+    """Every test the program lists, as Prefix/Suite.Test/Param."""
+    listing = subprocess.run([test_program, "--gtest_list_tests"], capture_output=True, text=True, check=True).stdout
+    names, suite = [], ""
+    for line in listing.splitlines():
+        if not line.strip():
+            continue
+        if not line.startswith(" "):
+            suite = line.split("#")[0].strip()
+        else:
+            names.append(suite + line.split("#")[0].strip())
+    return names
+
+
+def gtest_suite_files():
+    """Suite name -> the test/ file defining it (TEST, TEST_F, TEST_P)."""
+    files = {}
+    test_dir = os.path.join(SOURCE_DIR, "test")
+    for name in sorted(os.listdir(test_dir)):
+        if not name.endswith(".cpp"):
+            continue
+        with open(os.path.join(test_dir, name), encoding="utf-8") as source:
+            for suite in re.findall(r"^\s*TEST(?:_F|_P)?\(\s*(\w+)\s*,", source.read(), re.MULTILINE):
+                files.setdefault(suite, "test/" + name)
+    return files
+
+
+def python_tests():
+    """module.Class.test -> its file, for python/tests."""
+    found = {}
+    test_dir = os.path.join(SOURCE_DIR, "python", "tests")
+    for name in sorted(os.listdir(test_dir)):
+        if not (name.startswith("test_") and name.endswith(".py")):
+            continue
+        with open(os.path.join(test_dir, name), encoding="utf-8") as source:
+            tree = ast.parse(source.read())
+        for node in tree.body:
+            if isinstance(node, ast.ClassDef):
+                for item in node.body:
+                    if isinstance(item, ast.FunctionDef) and item.name.startswith("test"):
+                        found[f"{name[:-3]}.{node.name}.{item.name}"] = "python/tests/" + name
+    return found
+
+
+class Citations:
+    """Renders cited tests with their files; collects those that do not exist."""
+
+    def __init__(self, test_program):
+        self.gtests = gtest_names(test_program)
+        self.suites = gtest_suite_files()
+        self.python = python_tests()
+        self.missing = []
+
+    def gtest(self, pattern):
+        if not any(fnmatch.fnmatchcase(name, pattern) for name in self.gtests):
+            self.missing.append(pattern)
+        suite = pattern.split("/")[1] if pattern.count("/") >= 1 and "." not in pattern.split("/")[0] else pattern
+        suite = suite.split(".")[0]
+        return self.suites.get(suite, "test/?"), pattern
+
+    def python_test(self, name):
+        if name not in self.python:
+            self.missing.append(name)
+        return self.python.get(name, "python/tests/?"), name
+
+    def render(self, cited):
+        """'file: `name`, `name`<br>file: ...' for (file, name) pairs, in order."""
+        by_file = {}
+        for file, name in cited:
+            by_file.setdefault(file, []).append(code(name))
+        if not by_file:
+            return "no test can show it here"
+        return "<br>".join(f"{file}: {', '.join(names)}" for file, names in by_file.items())
+
+
+# ---- the page ----
+
+HEADER = """<!-- Generated by scripts/bad_inputs_doc.py from test/bad_inputs.cpp and python/tests/bad_inputs_cases.py: do not edit; `{regenerate}` rewrites it, and the ctest bad_inputs_doc_is_current fails while it differs. -->
+# Bad inputs
+
+What every entry point answers to inputs it must not trust, and the test
+that proves it. The rule (docs/design.md): bad input gets a clear error
+before anything is enqueued, and nothing outside `out` is ever written; an
+out-of-range index never writes outside `out` and leaves the context
+working.
+
+The GPU tests run each call on tensors laid into one device allocation whose
+every byte starts random (`test/poisoned_arena.hpp`): guards around the
+tensors, the padding of out's rows, room past each tensor. After the call
+the whole allocation is read back: only out's rows of valid indices (their
+columns) and a caller's workspace may differ, and those rows must match the
+float64 reference. A valid call follows in the same context and must succeed
+and match the reference too.
+"""
+
+HOST_INTRO = """## C ABI: refused before anything is enqueued
+
+Each row was run through the C ABI by `scatterptx_bad_inputs_table`
+(test/bad_inputs_table.cpp) on fake pointers 1 TiB apart, which no entry
+point dereferences before refusing: the result and message are what the
+library answered. The baseline every input spoils is a valid call: out
+1000 x 64 f32, src 4096 x 64 f32, an int64 index, group options AUTO, a
+64 MiB workspace. `scatterptx_plan_create` leaves `*plan` NULL whenever it
+refuses. Neither the driver nor the device is touched: these answers are the
+same with and without a GPU. `BadInputOnHost` checks each answer;
+`BadInputOnGpu` makes the same calls on real, poisoned memory, checks that
+no byte changed, then runs the valid call.
+"""
+
+DEVICE_INTRO = """## C ABI: what reaches the device, the driver or the environment
+
+These need a GPU, a driver or a missing one: the rows are documented in
+test/bad_inputs.cpp, whose messages (`<placeholders>` for what varies) the
+GPU tests compare with what the library says. Where this table's generator
+can check a row on the machine it runs on (no driver, or a driver and no
+current context), it does.
+"""
+
+UNDETECTED_INTRO = """## C ABI: not detected (the caller's contract)
+
+What no check can see from the arguments, or what the library accepts on
+purpose.
+"""
+
+BINDING_INTRO = """## Python: the ctypes binding (`scatterptx`)
+
+Each row was run by this page's generator on fake `__cuda_array_interface__`
+arrays 1 TiB apart (python/tests/bad_inputs_cases.py): the exception and
+message are what it raised. `ScatterPtxError` carries the C ABI's refusal.
+"""
+
+BINDING_DEVICE_INTRO = """Needing a driver or a GPU:
+"""
+
+TORCH_INTRO = """## Python: the torch operators (`scatterptx.torch`)
+
+`index_add`, `index_add_` and `scatter` take what torch's `index_add_` takes.
+"torch's error" means the same exception type and message as
+`out.index_add_(0, index, src)` raises for the same tensors.
+"""
+
+
+def host_section(rows, citations):
+    lines = [HOST_INTRO, "| id | bad input | entry points | result | message | tests |", "|---|---|---|---|---|---|"]
+    for row in rows:
+        tests = citations.render([citations.gtest(name) for name in row["tests"]])
+        entries = ", ".join(code(entry) for entry in row["entries"])
+        lines.append(f"| `{row['id']}` | {cell(row['input'])} | {entries} | {code(row['result'])} | "
+                     f"{code(row['message'])} | {tests} |")
+    return lines
+
+
+def documented_section(intro, rows, citations, with_message=True):
+    header = "| id | bad input | entry points | what happens | message | tests |" if with_message else \
+        "| id | bad input | entry points | what happens |"
+    lines = [intro, header, "|---|---|---|---|---|---|" if with_message else "|---|---|---|---|"]
+    for row in rows:
+        what = cell(row["result"]) + (f" ({cell(row['note'])})" if row["note"] else "")
+        entries = cell(row["entries"][0])
+        if with_message:
+            tests = citations.render([citations.gtest(name) for name in row["tests"]])
+            lines.append(f"| `{row['id']}` | {cell(row['input'])} | {entries} | {what} | {code(row['message'])} | "
+                         f"{tests} |")
+        else:
+            lines.append(f"| `{row['id']}` | {cell(row['input'])} | {entries} | {what} |")
+    return lines
+
+
+def binding_section(citations):
+    lines = [BINDING_INTRO, "| id | bad input | call | raises | message | tests |", "|---|---|---|---|---|---|"]
+    test = citations.render([citations.python_test("test_bad_inputs.BindingRows.test_every_row_raises_as_recorded")])
+    failures = []
+    for case in bad_inputs_cases.BINDING_CASES:
+        raised, message = bad_inputs_cases.run_binding_case(case, scatterptx)
+        if raised != case.raises or not any(name in message for name in case.names):
+            failures.append(f"{case.id}: raised {raised or 'nothing'} ({message!r}), recorded {case.raises} "
+                            f"naming one of {case.names}")
+        lines.append(f"| `{case.id}` | {cell(case.input)} | `{cell(case.call)}` | `{raised or 'nothing'}` | "
+                     f"{code(message)} | {test} |")
+    lines += ["", BINDING_DEVICE_INTRO, "| id | bad input | call | what happens | tests |", "|---|---|---|---|---|"]
+    for case in bad_inputs_cases.BINDING_DOCUMENTED:
+        tests = citations.render([citations.python_test(name) for name in case.tests])
+        lines.append(f"| `{case.id}` | {cell(case.input)} | {cell(case.call)} | {cell(case.result)} | {tests} |")
+    return lines, failures
+
+
+def torch_section(citations):
+    lines = [TORCH_INTRO, "| id | bad input | call | what happens | tests |", "|---|---|---|---|---|"]
+    for case in bad_inputs_cases.TORCH_CASES:
+        tests = citations.render([citations.python_test(name) for name in case.tests])
+        lines.append(f"| `{case.id}` | {cell(case.input)} | {cell(case.call)} | {cell(case.result)} | {tests} |")
+    return lines
+
+
+def page(table_program, test_program):
+    """The page's text, and the problems that make it wrong."""
+    table = subprocess.run([table_program], capture_output=True, text=True)
+    problems = [f"scatterptx_bad_inputs_table: {line}" for line in table.stderr.splitlines()]
+    if table.returncode != 0 and not problems:
+        problems.append(f"scatterptx_bad_inputs_table exited with {table.returncode}")
+    rows = [json.loads(line) for line in table.stdout.splitlines() if line.strip()]
+    citations = Citations(test_program)
+    section = {name: [row for row in rows if row["section"] == name] for name in ("host", "device", "undetected")}
+    binding, binding_failures = binding_section(citations)
+    problems += binding_failures
+    lines = [HEADER.format(regenerate=REGENERATE)]
+    lines += host_section(section["host"], citations) + [""]
+    lines += documented_section(DEVICE_INTRO, section["device"], citations) + [""]
+    lines += documented_section(UNDETECTED_INTRO, section["undetected"], citations, with_message=False) + [""]
+    lines += binding + [""]
+    lines += torch_section(citations)
+    counts = (f"{len(section['host'])} C ABI rows run on the host, {len(section['device'])} reaching the device, "
+              f"{len(section['undetected'])} not detectable; {len(bad_inputs_cases.BINDING_CASES)} Python binding "
+              f"rows run, {len(bad_inputs_cases.BINDING_DOCUMENTED)} needing a GPU; "
+              f"{len(bad_inputs_cases.TORCH_CASES)} torch rows.")
+    lines.insert(1, counts + "\n")
+    problems += [f"cited test does not exist: {name}" for name in citations.missing]
+    return "\n".join(lines) + "\n", problems
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--table-program", required=True)
+    parser.add_argument("--test-program", required=True)
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument("--write", metavar="FILE")
+    action.add_argument("--check", metavar="FILE")
+    options = parser.parse_args()
+    text, problems = page(options.table_program, options.test_program)
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if problems:
+        return 1
+    if options.write:
+        with open(options.write, "w", encoding="utf-8") as out:
+            out.write(text)
+        return 0
+    if options.check:
+        with open(options.check, encoding="utf-8") as committed:
+            current = committed.read()
+        if current != text:
+            sys.stdout.writelines(difflib.unified_diff(current.splitlines(True), text.splitlines(True),
+                                                       options.check, "generated now"))
+            print(f"\n{options.check} is stale: run `{REGENERATE}` and commit it", file=sys.stderr)
+            return 1
+        print(f"{options.check} is what the generator prints now")
+        return 0
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
