@@ -124,6 +124,12 @@ std::vector<HostCase> make_host_cases() {
        "", {"grouping"}},
       {"grouping_negative", "`grouping` = -1", kShapeEntries, [](Call& c) { set_raw_enum(c.args.grouping, -1); },
        invalid, "", {"grouping"}},
+      {"reduce_4", "`reduce` = 4", kShapeEntries, [](Call& c) { set_raw_enum(c.args.reduce, 4); }, invalid, "",
+       {"reduce"}},
+      {"reduce_negative", "`reduce` = -1", kShapeEntries, [](Call& c) { set_raw_enum(c.args.reduce, -1); }, invalid,
+       "", {"reduce"}},
+      {"weights_dtype_9", "`weights_dtype` = 9", kShapeEntries, [](Call& c) { set_raw_enum(c.args.weights_dtype, 9); },
+       invalid, "", {"weights_dtype"}},
       {"mode_4", "`options->mode` = 4", kOptionEntries, [](Call& c) { set_raw_enum(c.options.mode, 4); }, invalid,
        "", {"mode"}},
       {"mode_negative", "`options->mode` = -1", kOptionEntries, [](Call& c) { set_raw_enum(c.options.mode, -1); },
@@ -156,6 +162,64 @@ std::vector<HostCase> make_host_cases() {
          c.with_schedule = true;
        },
        invalid, "", {"schedule"}},
+      // ---- reduces and weights at odds with each other or with the call ----
+      {"weighted_mean", "`weights` with `reduce` = MEAN", kShapeEntries,
+       [](Call& c) {
+         c.args.weights = c.args.src;
+         c.args.reduce = SCATTERPTX_REDUCE_MEAN;
+       },
+       invalid, "", {"weights combine with SCATTERPTX_REDUCE_SUM only"}},
+      {"weighted_amax", "`weights` with `reduce` = AMAX (AMIN likewise)", kShapeEntries,
+       [](Call& c) {
+         c.args.weights = c.args.src;
+         c.args.reduce = SCATTERPTX_REDUCE_AMAX;
+       },
+       invalid, "", {"weights combine with SCATTERPTX_REDUCE_SUM only"}},
+      {"weights_dtype_other", "bf16 `weights` for f32 rows (weights are f32 or the rows' dtype)", kShapeEntries,
+       [](Call& c) {
+         c.args.weights = c.args.src;
+         c.args.weights_dtype = SCATTERPTX_BF16;
+       },
+       invalid, "", {"weights_dtype"}},
+      {"weighted_tma_path", "`weights` with `path` = TMA (PRIVATE likewise)", kShapeEntries,
+       [](Call& c) {
+         c.args.weights = c.args.src;
+         c.args.path = SCATTERPTX_PATH_TMA;
+       },
+       invalid, "", {"takes no weights"}},
+      {"weighted_schedule", "`weights` with a `schedule`", kShapeEntries,
+       [](Call& c) {
+         c.args.weights = c.args.src;
+         c.schedule = {64, 4, 2, 1};
+         c.with_schedule = true;
+       },
+       invalid, "", {"takes no weights"}},
+      {"amax_forced_path", "`reduce` = AMAX (any reduce but a sum with `include_self`) with `path` = RED",
+       kShapeEntries,
+       [](Call& c) {
+         c.args.reduce = SCATTERPTX_REDUCE_AMAX;
+         c.args.path = SCATTERPTX_PATH_RED;
+       },
+       invalid, "", {"runs grouped only"}},
+      {"no_self_schedule", "`include_self` = 0 with a `schedule`", kShapeEntries,
+       [](Call& c) {
+         c.args.include_self = 0;
+         c.schedule = {64, 4, 2, 1};
+         c.with_schedule = true;
+       },
+       invalid, "", {"runs grouped only"}},
+      {"mean_grouping_off", "`reduce` = MEAN with `grouping` = OFF", {Entry::kScatterAdd, Entry::kDescribePlan},
+       [](Call& c) {
+         c.args.reduce = SCATTERPTX_REDUCE_MEAN;
+         c.args.grouping = SCATTERPTX_GROUPING_OFF;
+       },
+       invalid, "", {"SCATTERPTX_GROUPING_OFF"}},
+      {"amin_streaming_mode", "`reduce` = AMIN with `options->mode` = STREAMING", kOptionEntries,
+       [](Call& c) {
+         c.args.reduce = SCATTERPTX_REDUCE_AMIN;
+         c.options.mode = SCATTERPTX_MODE_STREAMING;
+       },
+       invalid, "", {"runs grouped only"}},
       // ---- sizes ----
       {"negative_out_rows", "`out_rows` = -1", kShapeEntries, [](Call& c) { c.args.out_rows = -1; }, invalid, "",
        {"out_rows"}},
@@ -297,11 +361,15 @@ std::vector<HostCase> make_host_cases() {
          c.args.out = offset(c.args.out, 4);
        },
        invalid, "", {"SCATTERPTX_PATH_PRIVATE"}},
+      {"weights_misaligned", "f32 `weights` 2 bytes off", kArgsEntries,
+       [](Call& c) { c.args.weights = offset(c.args.src, 2); }, invalid, "", {"weights"}},
       // ---- overlap and the address space ----
       {"src_overlaps_out", "`src` starts 16 rows into `out`", kArgsEntries,
        [](Call& c) { c.args.src = offset(c.args.out, 16 * 256); }, invalid, "", {"overlap"}},
       {"src_is_out", "`src` == `out`", kArgsEntries, [](Call& c) { c.args.src = c.args.out; }, invalid, "",
        {"overlap"}},
+      {"weights_overlap_out", "`weights` starts 512 bytes into `out`", kArgsEntries,
+       [](Call& c) { c.args.weights = offset(c.args.out, 512); }, invalid, "", {"overlap"}},
       {"index_overlaps_out", "`index` starts 512 bytes into `out`", kArgsEntries,
        [](Call& c) { c.args.index = offset(c.args.out, 512); }, invalid, "", {"overlap"}},
       {"out_wraps", "`out` ends past the top of the address space", kArgsEntries,
@@ -634,6 +702,13 @@ std::vector<DocumentedCase> make_device_cases() {
        "`SCATTERPTX_ERROR_OUT_OF_MEMORY`, nothing enqueued",
        expand(no_fallback, {{"why", "the registered allocator returned NULL for <bytes> bytes"}}),
        {"Sm90/AllocatorFailureOnGpu.NothingElseChanges/NullNoFallback"}},
+      {"allocator_null_grouped_only_reduce",
+       "the registered allocator returns NULL, grouping AUTO, a reduce that runs grouped only (mean, amax, amin, "
+       "`include_self` = 0)",
+       "`scatterptx_scatter_add`", "`SCATTERPTX_ERROR_OUT_OF_MEMORY`, nothing enqueued",
+       "this reduce runs grouped only, and grouping needs a workspace: the registered allocator returned NULL for "
+       "<bytes> bytes",
+       {"Sm90/ReduceRefusalTest.RefusedCallsWriteNothing/*"}},
       {"allocator_misaligned_auto",
        "the registered allocator returns memory not 256-byte aligned, grouping AUTO, a call that groups",
        "`scatterptx_scatter_add`", "`SCATTERPTX_SUCCESS`: the memory is released at once, unused; the call streams",

@@ -274,7 +274,7 @@ TEST_P(ReduceTest, MatchesTheFloat64ReduceInEveryLayoutAndEntry) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Gpu, ReduceTest, ::testing::ValuesIn(all_cases()),
+INSTANTIATE_TEST_SUITE_P(Sm90, ReduceTest, ::testing::ValuesIn(all_cases()),
                          [](const ::testing::TestParamInfo<ReduceCase>& info) { return info.param.name(); });
 
 class ReduceRefusalTest : public ::testing::TestWithParam<scatterptx_dtype> {
@@ -342,7 +342,7 @@ TEST_P(ReduceRefusalTest, RefusedCallsWriteNothing) {
   expect_untouched("no source rows", SCATTERPTX_SUCCESS, scatterptx_scatter_add(&empty, nullptr));
 }
 
-INSTANTIATE_TEST_SUITE_P(Gpu, ReduceRefusalTest,
+INSTANTIATE_TEST_SUITE_P(Sm90, ReduceRefusalTest,
                          ::testing::Values(SCATTERPTX_F32, SCATTERPTX_F16, SCATTERPTX_BF16, SCATTERPTX_F64),
                          [](const ::testing::TestParamInfo<scatterptx_dtype>& info) {
                            return std::string(dtype_name(info.param));
