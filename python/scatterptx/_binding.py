@@ -21,6 +21,7 @@ INDEX_CHECKS = {"record": 0, "checked": 1}
 PATHS = {"auto": 0, "tma": 1, "red": 2, "private": 3}
 GROUPINGS = {"auto": 0, "off": 1, "no_fallback": 2}
 MODES = {"auto": 0, "streaming": 1, "segmented": 2}
+REDUCES = {"sum": 0, "mean": 1, "amax": 2, "amin": 3}
 
 
 class ScatterPtxError(RuntimeError):

@@ -200,10 +200,12 @@ BINDING_DOCUMENTED = (
 TORCH_ERROR = "raises torch's error: the same type and message as `out.index_add_(0, index, src)`"
 
 TORCH_CASES = (
-    DocumentedCase("torch_cpu_tensors", "CPU tensors (or any device but an sm_90+ GPU)", "index_add, index_add_",
-                   "torch's own `index_add_` runs (same result), counted in `fallback_counts()` and warned about "
-                   "once; invalid input gets torch's error",
+    DocumentedCase("torch_cpu_tensors", "CPU tensors (or any device but an sm_90+ GPU)", "index_add, index_add_, "
+                   "weighted_index_add(_), scatter_reduce(_)",
+                   "torch's own `index_add_` (of the weighted rows) or `scatter_reduce_` runs (same result), counted "
+                   "in `fallback_counts()` and warned about once; invalid input gets torch's error",
                    ("test_torch_ops.CpuFallback.test_index_add_and_index_add__match_torch",
+                    "test_torch_reduce.CpuFallback.test_fallbacks_are_counted_and_name_torchs_op",
                     "test_torch_ops.CpuFallback.test_fallbacks_are_counted_and_warned_about_once_per_reason",
                     "test_bad_inputs.TorchOnCpu.test_invalid_input_raises_torchs_error")),
     DocumentedCase("torch_index_dtype", "`index` of dtype float32, bool or uint8", "index_add, index_add_",
@@ -226,10 +228,13 @@ TORCH_CASES = (
                    ("test_torch_ops.Gpu.test_unsupported_dtype_falls_back_and_is_counted",
                     "test_bad_inputs.TorchOnCpu.test_what_the_library_does_not_take_falls_back",
                     "test_bad_inputs.TorchOnGpu.test_what_the_library_does_not_take_falls_back")),
-    DocumentedCase("torch_out_of_range", "an `index` entry outside `[0, out_rows)`", "index_add, index_add_, scatter",
+    DocumentedCase("torch_out_of_range", "an `index` entry outside `[0, out_rows)`", "index_add, index_add_, "
+                   "scatter, weighted_index_add(_), scatter_reduce(_)",
                    "CUDA: no exception; the row is skipped (zero gradient), every valid row added, nothing else "
                    "changes; `scatterptx.take_index_error()` returns the smallest bad position. CPU: torch's error",
                    ("test_torch_ops.Gpu.test_out_of_range_rows_are_skipped_and_get_zero_gradient",
+                    "test_torch_reduce.Gpu.test_out_of_range_rows_are_skipped_recorded_and_get_zero_gradient",
+                    "test_torch_reduce.Autograd.test_rows_out_of_range_get_zero_gradient",
                     "test_bad_inputs.TorchOnGpu.test_out_of_range_rows_are_skipped_and_nothing_else_changes",
                     "test_bad_inputs.TorchOnCpu.test_invalid_input_raises_torchs_error")),
     DocumentedCase("torch_src_is_out", "`src` sharing memory with `out`", "index_add_",
@@ -250,12 +255,26 @@ TORCH_CASES = (
     DocumentedCase("torch_not_a_tensor", "a list for `index`", "index_add, index_add_",
                    "raises the dispatcher's RuntimeError (expected a value of type 'Tensor')",
                    ("test_bad_inputs.TorchOnCpu.test_non_tensors_are_refused_by_the_dispatcher",)),
-    DocumentedCase("torch_scatter_options", "`reduce` other than \"sum\"/\"add\", `dim` other than 0, an `index` "
-                   "not 1-D, `src` of 3 or more dimensions", "scatter",
-                   "raises NotImplementedError (mean, mul, prod, min, max, amin, amax; dim; ranks) or ValueError "
-                   "(an unknown reduce)",
-                   ("test_torch_ops.Scatter.test_other_reductions_are_not_yet_supported",
+    DocumentedCase("torch_scatter_options", "`reduce` \"mul\", \"prod\" or \"any\", `out` with a reduce other "
+                   "than a sum, `dim` other than 0, an `index` not 1-D, `src` of 3 or more dimensions", "scatter",
+                   "raises NotImplementedError (those reduces; out; dim; ranks) or ValueError (an unknown reduce)",
+                   ("test_torch_ops.Scatter.test_mul_and_the_other_reductions_are_not_supported",
+                    "test_torch_reduce.Scatter.test_out_takes_sums_only",
                     "test_bad_inputs.TorchOnCpu.test_scatter_refuses_what_it_does_not_take")),
+    DocumentedCase("torch_reduce_contract", "an unknown `reduce`; `out` or `src` not 2-D, `index` not 1-D or not "
+                   "int32/int64; `src` of another dtype, columns or rows than `out`, `index`", "scatter_reduce, "
+                   "scatter_reduce_", "raises RuntimeError naming what is wrong, on every device and in the fake "
+                   "kernel (torch.compile, export); out untouched",
+                   ("test_torch_reduce.CpuFallback.test_the_contracts_raise_alike_on_cpu_and_in_the_fake_kernels",)),
+    DocumentedCase("torch_weights_contract", "`weights` not 1-D, of another length than `src`'s rows, or neither "
+                   "float32 nor `src`'s dtype", "weighted_index_add, weighted_index_add_",
+                   "raises RuntimeError naming what is wrong, on every device and in the fake kernel; out, index "
+                   "and src get torch's `index_add_` errors",
+                   ("test_torch_reduce.CpuFallback.test_the_contracts_raise_alike_on_cpu_and_in_the_fake_kernels",)),
+    DocumentedCase("torch_reduce_fallbacks", "`weights` sharing memory with `out`; a reduce other than a sum with "
+                   "include_self beyond 2^32 - 1 source rows or 2^32 - 2 targets", "weighted_index_add(_), "
+                   "scatter_reduce(_)", "torch's own op runs (same result), counted",
+                   ("test_torch_reduce.CpuFallback.test_what_only_torch_takes_falls_back_with_its_reason",)),
     DocumentedCase("torch_pre_sm90", "a CUDA tensor on a GPU below sm_90", "index_add, index_add_",
                    "torch's own `index_add_` runs, counted", ()),
 )
