@@ -46,12 +46,13 @@ def cases(device):
         "left": {
             "index_add_ along dim 1": lambda: out.index_add_(1, column, columns),
             "scatter_add_ of 1-D tensors": lambda: out[:, 0].scatter_add_(0, index, src[:, 0]),
-            "scatter_reduce_ amax": lambda: out.scatter_reduce_(0, expanded, src, "amax"),
+            "scatter_reduce_ prod": lambda: out.scatter_reduce_(0, expanded, src, "prod"),
             "index_put_ without accumulate (x[i] = v)": lambda: out.index_put_((index,), src),
         },
         "routed": {
             "index_add_ along dim 0": lambda: out.index_add_(0, index, src),
             "scatter_add_ with the expanded index": lambda: out.scatter_add_(0, expanded, src),
+            "scatter_reduce_ amax with the expanded index": lambda: out.scatter_reduce_(0, expanded, src, "amax"),
             "index_put_ accumulate (x[i] += v)": lambda: out.index_put_((index,), src, accumulate=True),
         },
     }
@@ -81,7 +82,8 @@ def switched_on(device):
         with spt.enable():
             yield
         return
-    router = dropin._Router("CPU", lambda out_rows, index, src_rows: None, spt._fallback_reason)
+    router = dropin._Router("CPU", lambda out_rows, index, src_rows: None, spt._fallback_reason,
+                            lambda out_rows, index, src_rows, reduce, include_self: None, spt._reduce_fallback_reason)
     # CPU tensors' device index is -1: its entry in the capability cache makes them pass as sm_90
     # at the cost of the real lookup (a mock would add its own).
     with mock.patch.dict(spt._capability, {-1: (9, 0)}):

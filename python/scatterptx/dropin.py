@@ -16,10 +16,10 @@ int64 index; ``scatterptx.torch``'s fallback reasons apply):
 - ``index_add_`` / ``index_add`` (``torch.index_add``, ``Tensor.index_add``)
   along dim 0 with alpha 1;
 - ``scatter_add_`` / ``scatter_add``, and ``scatter_reduce_`` /
-  ``scatter_reduce`` with reduce="sum" and include_self=True, along dim 0
-  with the expanded index (``index.view(-1, 1).expand_as(src)``, as PyG's
-  ``scatter`` builds it): stride 0, or size 1, on every dimension past 0,
-  spanning out's rows;
+  ``scatter_reduce`` with reduce "sum", "mean", "amax" or "amin" and
+  include_self either way, along dim 0 with the expanded index
+  (``index.view(-1, 1).expand_as(src)``, as PyG's ``scatter`` builds it):
+  stride 0, or size 1, on every dimension past 0, spanning out's rows;
 - ``index_put_`` with accumulate=True (``_index_put_impl_``) through one
   index tensor on the first dimension (leading dimensions of size 1 may be
   skipped by None): ``out[index] += values`` without broadcasting; negative
@@ -27,7 +27,7 @@ int64 index; ``scatterptx.torch``'s fallback reasons apply):
 
 out and src of more than two dimensions are taken as rows of their trailing
 dimensions when out's flatten without a copy. Every other call (other dims,
-1-D tensors, other reductions, other dtypes, a materialised index, other
+1-D tensors, reduce "prod", other dtypes, a materialised index, other
 devices) runs torch's own kernel, and is counted with its reason.
 
 Why the dispatcher: the gradients of ``index_select`` and ``x[index]`` (how
@@ -55,7 +55,9 @@ few microseconds of host time (``bench/dropin_overhead.py`` measures it);
 a routed call pays the decision before the library's own call.
 
 Numerics follow the library's default call (``torch.use_deterministic_algorithms``
-selects its bitwise-reproducible mode). torch's own ``index_put_`` with
+selects its bitwise-reproducible mode; a scatter_reduce other than a sum
+with include_self runs grouped, reproducible in any mode, f16/bf16 combined
+in float32). torch's own ``index_put_`` with
 accumulate sorts and is reproducible run to run; routed, it is as
 reproducible as the library's default call. An out-of-range index skips its
 row where torch would raise a device-side assert.
@@ -99,7 +101,8 @@ def reset_route_counts():
 
 # ---------------------------------------------------------------------------
 # The pattern: each returns why the call is not out[index[i], :] += src[i, :]
-# on rows, or the operands (out_rows, index, src_rows, wrap_negative).
+# on rows (or scatter_reduce_'s other reductions of them), or the operands
+# (out_rows, index, src_rows, wrap_negative).
 
 def _as_rows(t):
     """t as (t.shape[0], the rest) without a copy, or None."""
@@ -165,11 +168,12 @@ def _scatter_add_operands(out, dim, index, src):
     return _operands(out, index.as_strided((shape[0],), (strides[0],)), src)
 
 
+_LIBRARY_REDUCES = ("sum", "mean", "amax", "amin")
+
+
 def _scatter_reduce_operands(out, dim, index, src, reduce, include_self):
-    if reduce != "sum":
-        return f"reduce={reduce!r} (the library adds)"
-    if not include_self:
-        return "include_self=False"
+    if reduce not in _LIBRARY_REDUCES:
+        return f"reduce={reduce!r} (the library takes {', '.join(_LIBRARY_REDUCES)})"
     return _scatter_add_operands(out, dim, index, src)
 
 
@@ -215,12 +219,16 @@ _OPS = {
 class _Router:
     """Kernels for _OPS on one dispatch key: launch(out_rows, index, src_rows)
     adds the rows; reason(out_rows, index, src_rows) says why it cannot (None
-    when it can). enable() makes the CUDA one; tests make one for CPU."""
+    when it can); launch_reduce and reduce_reason, with (reduce,
+    include_self) after those, do the same for scatter_reduce_'s other forms.
+    enable() makes the CUDA one; tests make one for CPU."""
 
-    def __init__(self, dispatch_key, launch, reason):
+    def __init__(self, dispatch_key, launch, reason, launch_reduce, reduce_reason):
         self.dispatch_key = dispatch_key
         self.launch = launch
         self.reason = reason
+        self.launch_reduce = launch_reduce
+        self.reduce_reason = reduce_reason
         self.original = {}
         self.library = None
 
@@ -247,12 +255,15 @@ class _Router:
         self.library._destroy()
         self.library = None
 
-    def _route(self, op, operands):
+    def _route(self, op, operands, reduce="sum", include_self=True):
         """(out_rows, index, src_rows) for the library, or None to leave the call
         to torch; counts which, and why."""
         if not isinstance(operands, str):
             out_rows, index, src_rows, wrap_negative = operands
-            reason = self.reason(out_rows, index, src_rows)
+            if reduce == "sum" and include_self:
+                reason = self.reason(out_rows, index, src_rows)
+            else:
+                reason = self.reduce_reason(out_rows, index, src_rows, reduce, include_self)
             if reason is None:
                 _count(op, ROUTED)
                 if wrap_negative:  # torch's advanced indexing counts negative rows from the end
@@ -262,12 +273,18 @@ class _Router:
         _count(op, operands)
         return None
 
-    def _add_to_copy(self, out, out_rows, index, src_rows):
+    def _add_to_copy(self, out, out_rows, index, src_rows, reduce="sum", include_self=True):
         """The functional operators' result: a contiguous copy of out (as
-        torch's is, whatever out's layout) with the rows added."""
+        torch's is, whatever out's layout) with the rows added (reduced)."""
         result = out.clone(memory_format=torch.contiguous_format)
-        self.launch(result.view(out_rows.shape), index, src_rows)
+        self._reduce(result.view(out_rows.shape), index, src_rows, reduce, include_self)
         return result
+
+    def _reduce(self, out_rows, index, src_rows, reduce="sum", include_self=True):
+        if reduce == "sum" and include_self:
+            self.launch(out_rows, index, src_rows)
+        else:
+            self.launch_reduce(out_rows, index, src_rows, reduce, include_self)
 
     def index_add_(self, keyset, out, dim, index, source, *, alpha=1):
         routed = self._route("aten::index_add_", _index_add_operands(out, dim, index, source, alpha))
@@ -297,20 +314,20 @@ class _Router:
 
     def scatter_reduce_(self, keyset, out, dim, index, src, reduce, *, include_self=True):
         routed = self._route("aten::scatter_reduce_",
-                             _scatter_reduce_operands(out, dim, index, src, reduce, include_self))
+                             _scatter_reduce_operands(out, dim, index, src, reduce, include_self), reduce, include_self)
         if routed is None:
             return self.original["scatter_reduce_.two"].call_boxed(keyset, out, dim, index, src, reduce,
                                                                    include_self=include_self)
-        self.launch(*routed)
+        self._reduce(*routed, reduce, include_self)
         return out
 
     def scatter_reduce(self, keyset, out, dim, index, src, reduce, *, include_self=True):
         routed = self._route("aten::scatter_reduce",
-                             _scatter_reduce_operands(out, dim, index, src, reduce, include_self))
+                             _scatter_reduce_operands(out, dim, index, src, reduce, include_self), reduce, include_self)
         if routed is None:
             return self.original["scatter_reduce.two"].call_boxed(keyset, out, dim, index, src, reduce,
                                                                   include_self=include_self)
-        return self._add_to_copy(out, *routed)
+        return self._add_to_copy(out, *routed, reduce, include_self)
 
     def index_put_(self, keyset, out, indices, values, accumulate=False, unsafe=False):
         routed = self._route("aten::_index_put_impl_", _index_put_operands(out, indices, values, accumulate))
@@ -348,7 +365,8 @@ def _cuda():
     if _cuda_router is None:
         from . import torch as operators  # the library call and its fallback reasons
 
-        _cuda_router = _Router("CUDA", operators._index_add_cuda, operators._fallback_reason)
+        _cuda_router = _Router("CUDA", operators._index_add_cuda, operators._fallback_reason,
+                               operators._scatter_reduce_rows, operators._reduce_fallback_reason)
     return _cuda_router
 
 

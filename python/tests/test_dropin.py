@@ -78,14 +78,28 @@ def as_torch(function, *args):
 @contextlib.contextmanager
 def cpu_routing(capability=(9, 0)):
     """The switch's kernels for the CPU dispatch key, with a stand-in for the
-    library; yields the list of the stand-in's launches."""
+    library; yields the list of the stand-in's launches, each (out's shape,
+    index's, src's) and, for scatter_reduce's other forms, (reduce, include_self)."""
     launches = []
 
     def stand_in(out_rows, index, src_rows):
         launches.append((tuple(out_rows.shape), tuple(index.shape), tuple(src_rows.shape)))
         out_rows.addmm_(F.one_hot(index.long(), out_rows.shape[0]).T.to(out_rows.dtype), src_rows)
 
-    router = dropin._Router("CPU", stand_in, spt._fallback_reason)
+    def reduce_stand_in(out_rows, index, src_rows, reduce, include_self):
+        # by ops the switch does not route (torch's CPU index_reduce_ means through index_add_)
+        launches.append((tuple(out_rows.shape), tuple(index.shape), tuple(src_rows.shape), reduce, include_self))
+        if reduce in ("amax", "amin"):
+            out_rows.index_reduce_(0, index.long(), src_rows, reduce, include_self=include_self)
+            return
+        one_hot = F.one_hot(index.long(), out_rows.shape[0]).T.to(out_rows.dtype)
+        reached = (one_hot.sum(1) > 0).unsqueeze(1)
+        total = one_hot @ src_rows + (out_rows if include_self else 0)
+        if reduce == "mean":
+            total = total / (one_hot.sum(1, keepdim=True) + (1 if include_self else 0)).clamp(min=1)
+        out_rows.copy_(torch.where(reached, total, out_rows))
+
+    router = dropin._Router("CPU", stand_in, spt._fallback_reason, reduce_stand_in, spt._reduce_fallback_reason)
     dropin.reset_route_counts()
     with mock.patch.object(spt, "_device_capability", return_value=capability):
         previous = dropin._install(router)
@@ -241,14 +255,11 @@ class Routing(unittest.TestCase):
             "does not span": ("aten::scatter_add_", lambda: out.clone().scatter_add_(0, expanded[:, :2], src)),
             "index dtype torch.int32": ("aten::scatter_add_",
                                         lambda: out.clone().scatter_add_(0, expanded.int(), src)),
-            "reduce='amax'": ("aten::scatter_reduce_",
-                              lambda: out.clone().scatter_reduce_(0, expanded, src, "amax")),
-            "include_self=False": ("aten::scatter_reduce_",
-                                   lambda: out.clone().scatter_reduce_(0, expanded, src, "sum", include_self=False)),
-            "mean": ("aten::scatter_reduce", lambda: torch.scatter_reduce(out, 0, expanded, src, "mean")),
+            "reduce='prod'": ("aten::scatter_reduce_",
+                              lambda: out.clone().scatter_reduce_(0, expanded, src, "prod")),
+            "not expanded past dim 0": ("aten::scatter_reduce",
+                                        lambda: torch.scatter_reduce(out, 0, expanded.contiguous(), src, "mean")),
         }
-        # torch's CPU kernel for "mean" sums through scatter_add_, which is routed in turn
-        nested = {"mean"}
         for reason, (op, call) in cases.items():
             with self.subTest(reason=reason):
                 with cpu_routing() as launches:
@@ -260,10 +271,74 @@ class Routing(unittest.TestCase):
                         self.assertEqual(str(error), str(torchs.exception))
                     else:
                         self.assertTrue(torch.equal(got, as_torch(call)))
-                    if reason not in nested:
-                        self.assertEqual(launches, [])
+                    self.assertEqual(launches, [])
                     self.assertEqual(routed(op), 0)
                     self.assertTrue(any(reason in why for why in left(op)), left(op))
+
+    def test_scatter_reduce_with_the_expanded_index_is_routed_for_every_reduce(self):
+        out, src, index = integers(6, 3), integers(9, 3, seed=2), indices(9, 5)  # row 5: no row reaches it
+        expanded = index.view(-1, 1).expand_as(src)
+        calls = 0
+        with cpu_routing() as launches:
+            for reduce in ("sum", "mean", "amax", "amin"):
+                for include_self in (True, False):
+                    with self.subTest(reduce=reduce, include_self=include_self):
+                        expected = as_torch(lambda: torch.scatter_reduce(out, 0, expanded, src, reduce,
+                                                                         include_self=include_self))
+                        self.assertTrue(torch.equal(torch.scatter_reduce(out, 0, expanded, src, reduce,
+                                                                         include_self=include_self), expected))
+                        self.assertTrue(torch.equal(out.clone().scatter_reduce_(0, expanded, src, reduce,
+                                                                                include_self=include_self), expected))
+                        calls += 1
+                        plain = reduce == "sum" and include_self
+                        self.assertEqual(launches[-1],
+                                         ((6, 3), (9,), (9, 3)) + (() if plain else (reduce, include_self)))
+            # rows of several dimensions, and the gradient of a routed amax: torch's formula on the routed result
+            out3, src3 = integers(6, 2, 3), integers(9, 2, 3, seed=4)
+            full = index.view(-1, 1, 1).expand_as(src3)
+            self.assertTrue(torch.equal(out3.clone().scatter_reduce_(0, full, src3, "amin", include_self=False),
+                                        as_torch(lambda: out3.clone().scatter_reduce_(0, full, src3, "amin",
+                                                                                      include_self=False))))
+            self.assertEqual(launches[-1], ((6, 6), (9,), (9, 6), "amin", False))
+
+            def gradients():
+                leaves = [out.clone().requires_grad_(), src.clone().requires_grad_()]
+                result = torch.scatter_reduce(leaves[0], 0, expanded, leaves[1], "amax", include_self=False)
+                result.pow(2).sum().backward()
+                return [leaf.grad for leaf in leaves]
+
+            for a, b in zip(gradients(), as_torch(gradients)):
+                self.assertTrue(torch.equal(a, b))
+        self.assertEqual(routed("aten::scatter_reduce"), calls + 1)
+        self.assertEqual(routed("aten::scatter_reduce_"), calls + 1)
+        self.assertEqual(left("aten::scatter_reduce"), {})
+        self.assertEqual(left("aten::scatter_reduce_"), {})
+
+    def test_scatter_reduce_the_library_cannot_take_is_left_to_torch_with_its_reason(self):
+        out, src, index = integers(6, 3), integers(9, 3, seed=2), indices(9, 6)
+        expanded = index.view(-1, 1).expand_as(src)
+        cases = {
+            "dtype torch.int32": lambda: out.int().scatter_reduce_(0, expanded, src.int(), "amax"),
+            "compute capability 8.0": lambda: out.clone().scatter_reduce_(0, expanded, src, "mean"),
+            "index dtype torch.int32": lambda: out.clone().scatter_reduce_(0, expanded.int(), src, "amin"),
+            "empty tensors": lambda: out.clone().scatter_reduce_(0, expanded[:0], src[:0], "mean"),
+        }
+        for reason, call in cases.items():
+            with self.subTest(reason=reason):
+                capability = (8, 0) if "8.0" in reason else (9, 0)
+                with cpu_routing(capability) as launches:
+                    try:
+                        got = call()
+                    except RuntimeError as error:
+                        with self.assertRaises(RuntimeError) as torchs:
+                            as_torch(call)
+                        self.assertEqual(str(error), str(torchs.exception))
+                    else:
+                        self.assertTrue(torch.equal(got, as_torch(call)))
+                    self.assertEqual(launches, [])
+                    self.assertEqual(routed("aten::scatter_reduce_"), 0)
+                    self.assertTrue(any(reason in why for why in left("aten::scatter_reduce_")),
+                                    left("aten::scatter_reduce_"))
 
     def test_index_put_accumulate_is_routed_with_torchs_negative_indices(self):
         out, src = integers(6, 3), integers(9, 3, seed=2)
@@ -536,7 +611,7 @@ class Gpu(unittest.TestCase):
                                  lambda: out.int().index_add_(0, index, src.int())],
             "aten::scatter_add_": [lambda: out.clone().scatter_add_(0, expanded.contiguous(), src),
                                    lambda: out[:, 0].clone().scatter_add_(0, index, src[:, 0])],
-            "aten::scatter_reduce_": [lambda: out.clone().scatter_reduce_(0, expanded, src, "amax")],
+            "aten::scatter_reduce_": [lambda: out.clone().scatter_reduce_(0, expanded, src, "prod")],
             "aten::_index_put_impl_": [lambda: out.clone().index_put_((index[:50].unique(),), src[:1]),
                                        lambda: out.clone().index_put_((index, index % 8), src[:, 0],
                                                                       accumulate=True)],
@@ -546,6 +621,40 @@ class Gpu(unittest.TestCase):
                 self.assertTrue(torch.equal(function(), as_torch(function)))
             self.assertEqual(routed(op), 0, op)
             self.assertEqual(sum(left(op).values()), len(functions), (op, left(op)))
+
+    def test_scatter_reduce_of_every_reduce_matches_float64_and_is_routed(self):
+        for dtype in TOLERANCE:
+            out = torch.randn(120, 64, dtype=torch.float64, device="cuda")
+            src = torch.randn(3000, 64, dtype=torch.float64, device="cuda")
+            index = torch.randint(0, 100, (3000,), device="cuda")  # rows 100 to 119: no row reaches them
+            o, s = out.to(dtype), src.to(dtype)
+            expanded = index.view(-1, 1).expand_as(s)
+            for reduce in ("sum", "mean", "amax", "amin"):
+                for include_self in (True, False):
+                    reference = o.double().scatter_reduce(0, expanded, s.double(), reduce, include_self=include_self)
+                    for got in (o.clone().scatter_reduce_(0, expanded, s, reduce, include_self=include_self),
+                                torch.scatter_reduce(o, 0, expanded, s, reduce, include_self=include_self)):
+                        assert_close_to_float64(self, got, reference, dtype)
+                        self.assertTrue(torch.equal(got[100:], o[100:]))
+        for op in ("aten::scatter_reduce_", "aten::scatter_reduce"):
+            self.assertEqual(set(dropin.route_counts()[op]), {dropin.ROUTED}, op)
+            self.assertEqual(routed(op), 4 * 8)
+        self.assertEqual(spt.fallback_counts(), {})
+
+    def test_gradients_of_a_routed_amax_are_torchs(self):
+        out = integers(120, 64, dtype=torch.float32, device="cuda")
+        src = integers(3000, 64, dtype=torch.float32, device="cuda", seed=2)
+        index = indices(3000, 100, device="cuda")
+        expanded = index.view(-1, 1).expand_as(src)
+
+        def gradients():
+            leaves = [out.clone().requires_grad_(), src.clone().requires_grad_()]
+            result = torch.scatter_reduce(leaves[0], 0, expanded, leaves[1], "amax", include_self=False)
+            return [result] + list(torch.autograd.grad(result.pow(2).sum(), leaves))
+
+        for a, b in zip(gradients(), as_torch(gradients)):
+            self.assertTrue(torch.equal(a, b))  # integer values: the same maxima and ties
+        self.assertEqual(routed("aten::scatter_reduce"), 1)
 
     def test_gradients_of_gathers_are_routed_and_match_torch(self):
         x = integers(500, 32, dtype=torch.float32, device="cuda")
@@ -645,6 +754,22 @@ class GpuPyg(unittest.TestCase):
                     self.assertEqual(routed("aten::scatter_add_"), 1)
                     expected_left = {"out has fewer than 2 dimensions": 1} if reduce == "mean" else {}
                     self.assertEqual(left("aten::scatter_add_"), expected_left)
+
+    def test_utils_scatter_max_and_min_are_routed_and_match_float64(self):
+        from torch_geometric.utils import scatter
+
+        x, edge_index, _ = small_graph(features=48)
+        src = x[edge_index[0]]
+        for dtype in TOLERANCE:
+            for reduce in ("max", "min"):
+                with self.subTest(dtype=dtype, reduce=reduce):
+                    dropin.reset_route_counts()
+                    rows, index, n = src.to(dtype), edge_index[1], x.shape[0]
+                    got = scatter(rows, index, 0, dim_size=n, reduce=reduce)
+                    with spt.disable():
+                        reference = scatter(rows.double(), index, 0, dim_size=n, reduce=reduce)
+                    assert_close_to_float64(self, got, reference, dtype)
+                    self.assertEqual(routed("aten::scatter_reduce_"), 1)
 
     def test_message_passing_sum_and_mean_match_float64(self):
         from torch_geometric.nn import SAGEConv, SimpleConv
