@@ -631,7 +631,8 @@ class Gpu(unittest.TestCase):
             expanded = index.view(-1, 1).expand_as(s)
             for reduce in ("sum", "mean", "amax", "amin"):
                 for include_self in (True, False):
-                    reference = o.double().scatter_reduce(0, expanded, s.double(), reduce, include_self=include_self)
+                    reference = as_torch(lambda: o.double().scatter_reduce(0, expanded, s.double(), reduce,
+                                                                           include_self=include_self))
                     for got in (o.clone().scatter_reduce_(0, expanded, s, reduce, include_self=include_self),
                                 torch.scatter_reduce(o, 0, expanded, s, reduce, include_self=include_self)):
                         assert_close_to_float64(self, got, reference, dtype)
