@@ -55,8 +55,9 @@ StressCall::~StressCall() {
                    scatterptx::detail::describe_driver_error(driver(), call, result).c_str());
     }
   };
-  if (plan_ != nullptr || graph_exec_ != nullptr || graph_ != nullptr || events_[0] != nullptr) {
-    if (stream_ != nullptr) warn(driver().cuStreamSynchronize(stream_), "cuStreamSynchronize");
+  if (started_ && !synchronized_) {  // its buffers may still be in use
+    warn(driver().cuStreamSynchronize(stream_), "cuStreamSynchronize");
+    if (other_ != nullptr) warn(driver().cuStreamSynchronize(other_), "cuStreamSynchronize");
   }
   if (plan_ != nullptr) (void)scatterptx_plan_destroy(plan_);
   if (graph_exec_ != nullptr) warn(driver().cuGraphExecDestroy(graph_exec_), "cuGraphExecDestroy");
@@ -196,6 +197,7 @@ void StressCall::start_call(CUstream other) {
         // one: executes of a plan share its workspace, so events chain them.
         events_[0] = create_event();
         events_[1] = create_event();
+        other_ = other;
         order_after(other, stream_, events_[0]);
         execute(out_->pointer(), other, "scatterptx_plan_execute on a second stream");
         order_after(stream_, other, events_[1]);
@@ -273,6 +275,9 @@ void StressCall::collect() {
   try {
     GateCall call(shared_.gate);
     synchronize_stream(stream_);
+    // Normally a no-op (stream_ waited for it), but not if the chain broke.
+    if (other_ != nullptr) synchronize_stream(other_);
+    synchronized_ = true;
     if (plan_ != nullptr) {
       const scatterptx_status destroyed = scatterptx_plan_destroy(plan_);
       plan_ = nullptr;

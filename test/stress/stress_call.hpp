@@ -48,6 +48,7 @@ class StressCall {
   RunShared& shared_;
   CaseInputs inputs_;
   CUstream stream_ = nullptr;
+  CUstream other_ = nullptr;  // set once a plan's execute went to the second stream
   scatterptx_scatter_add_args args_{};
   std::string plan_text_;  // describe_plan's or plan_describe's, for failure reports
   std::unique_ptr<GuardedOut> out_;
@@ -64,6 +65,7 @@ class StressCall {
   int repeats_ = 1;         // how many times out received the rows
   bool started_ = false;
   bool collected_ = false;
+  bool synchronized_ = false;  // nothing of this call is left running
   DownloadedOut got_;
   DownloadedOut twin_got_;
   std::vector<std::string> failures_;

@@ -3,7 +3,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -119,7 +121,8 @@ void StressRun::watch(const std::vector<std::unique_ptr<Worker>>& workers, const
 
 void StressRun::report_hang(const std::vector<std::unique_ptr<Worker>>& workers) const {
   std::fflush(stdout);
-  std::fprintf(stderr, "scatterptx_stress: HANG: no call finished for %d s; in flight:\n", options_.hang_seconds);
+  std::fprintf(stderr, "scatterptx_stress: HANG: no call finished for %d s; each thread was at:\n",
+               options_.hang_seconds);
   for (size_t t = 0; t < workers.size(); ++t) {
     const uint64_t call = workers[t]->current_call();
     std::fprintf(stderr, "  thread %zu: %s\n", t,
