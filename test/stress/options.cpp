@@ -61,7 +61,8 @@ CHECKED-mode ones), and captured CUDA graphs replayed --graph-replays times.
   --seed N              seed of every case (default: a fresh one, printed)
   --replay N            run only call N of --seed, alone, and report it
   --graph-replays N     launches of each captured graph (default 1000)
-  --device-slack-mib N  device memory growth allowed, warm-up to end (default 64)
+  --device-slack-mib N  growth of device memory outside the library's workspace
+                        pools allowed, warm-up to end (default 64)
   --rss-slack-mib N     host RSS growth allowed, warm-up to end (default 64)
   --max-failures N      stop after N failed calls (default 20)
   --hang-seconds N      fail when no call finishes for N seconds (default 300)
