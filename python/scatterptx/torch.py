@@ -145,6 +145,27 @@ def _make_context_current(device_index):
     torch.cuda.mem_get_info(device_index)
 
 
+def _launch(out, index, source, device_index):
+    """out[index[i], :] += source[i, :] by the library, on torch's current
+    stream of device_index; out and source satisfy _runs_as_is."""
+    args = _binding.Args.from_buffer_copy(_args_template_or_init())
+    args.out = out.data_ptr()
+    args.out_rows = out.shape[0]
+    args.out_row_stride = _row_stride(out)
+    args.src = source.data_ptr()
+    args.src_rows, args.cols = source.shape
+    args.src_row_stride = _row_stride(source)
+    args.dtype = _binding.DTYPES[_SUPPORTED_DTYPES[out.dtype]]
+    args.index = index.data_ptr()
+    args.index_type = _binding.INDEX_TYPES[_INDEX_TYPES[index.dtype]]
+    stream = ctypes.c_void_p(torch._C._cuda_getCurrentRawStream(device_index) or None)
+    status = _library_fn(ctypes.byref(args), stream)
+    if status == 3:  # SCATTERPTX_ERROR_NO_CONTEXT
+        _make_context_current(device_index)
+        status = _library_fn(ctypes.byref(args), stream)
+    _binding.check(status)
+
+
 # The fast path: tensors the library takes as they are, checked and packed
 # with as few torch calls as possible (bench/python_call_overhead.py).
 # Args' leading fields, out through index_type, in the C struct's layout;
@@ -188,19 +209,12 @@ def _launch_as_is(out, index, source):
     source_row_stride = source_stride[0] if rows > 1 else cols
     if out_row_stride < cols or source_row_stride < cols or (rows > 1 and index.stride(0) != 1):
         return False
-    _launch(out, index, source, key[3], codes, out_row_stride, source_row_stride)
-    return True
-
-
-def _launch(out, index, source, device, codes, out_row_stride, source_row_stride):
-    """out[index[i], :] += source[i, :] by the library on torch's current
-    stream of device, made current for it; codes: (dtype, index type)."""
     args = getattr(_thread_args, "args", None)
     if args is None:
         args = _thread_args.args = _binding.Args.from_buffer_copy(_args_template_or_init())
-    (rows, cols), out_rows = source.shape, out.shape[0]
     _ARGS_HEAD.pack_into(args, 0, out.data_ptr(), out_rows, out_row_stride, source.data_ptr(), rows,
                          source_row_stride, cols, codes[0], index.data_ptr(), codes[1])
+    device = key[3]
     previous = torch._C._cuda_exchangeDevice(device)  # the library runs in the current context
     try:
         stream = torch._C._cuda_getCurrentRawStream(device)
@@ -211,6 +225,7 @@ def _launch(out, index, source, device, codes, out_row_stride, source_row_stride
     finally:
         torch._C._cuda_maybeExchangeDevice(previous)
     _binding.check(status)
+    return True
 
 
 def _args_template_or_init():
@@ -251,15 +266,14 @@ def _index_add_cuda(out, index, source):
     if not _runs_as_is(source):
         source = source.contiguous()
     target = out if _runs_as_is(out) else out.contiguous()
-    if torch.are_deterministic_algorithms_enabled():
-        previous = torch._C._cuda_exchangeDevice(device_index)  # the library runs in the current context
-        try:
+    previous = torch._C._cuda_exchangeDevice(device_index)  # the library runs in the current context
+    try:
+        if torch.are_deterministic_algorithms_enabled():
             _launch_deterministic(target, index, source)
-        finally:
-            torch._C._cuda_maybeExchangeDevice(previous)
-    else:
-        codes = _signature_codes(out.dtype, index.dtype, source.dtype, device_index, device_index, device_index)
-        _launch(target, index, source, device_index, codes, _row_stride(target), _row_stride(source))
+        else:
+            _launch(target, index, source, device_index)
+    finally:
+        torch._C._cuda_maybeExchangeDevice(previous)
     if target is not out:
         out.copy_(target)
 
