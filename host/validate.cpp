@@ -146,7 +146,12 @@ Problem validate(const scatterptx_scatter_add_args* args, bool with_pointers) {
   p.weighted = a.weights != nullptr;
   p.weights_dtype = a.weights_dtype;
   validate_reduce(p);
-  if (p.is_empty()) return p;  // nothing is read or written: pointers may be anything
+  if (p.is_empty()) {
+    // Nothing is read or written: pointers may be anything, and so may the
+    // width, which is not checked here; as 0 no plan computes a size from it.
+    p.cols = 0;
+    return p;
+  }
 
   if (p.cols > kMaxExtentBytes / p.elem_bytes) invalid_argument("cols = " + str(a.cols) + " is too large");
   if (static_cast<uint64_t>(a.out_row_stride) > kMaxExtentBytes / p.elem_bytes ||

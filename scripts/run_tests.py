@@ -43,9 +43,11 @@ def run_ctest(build_dir, extra_args, log_path, junit_path):
 
 def skip_reason(output):
     match = SKIP_MESSAGE.search(output or "")
-    if not match:
-        return "no reason given"
-    return " ".join(part.strip() for part in match.group(1).splitlines() if part.strip())
+    if match:
+        return " ".join(part.strip() for part in match.group(1).splitlines() if part.strip())
+    # A program skipped through ctest's SKIP_RETURN_CODE says why in its last line.
+    lines = [line.strip() for line in (output or "").splitlines() if line.strip()]
+    return lines[-1] if lines else "no reason given"
 
 
 def read_results(junit_path):

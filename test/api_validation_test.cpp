@@ -14,10 +14,14 @@
 #include <vector>
 
 #include "driver_api.hpp"
+#include "raw_values.hpp"
 #include "scatterptx/scatterptx.h"
 #include "scatterptx/scatterptx.hpp"
 
 namespace {
+
+using scatterptx_test::lower;
+using scatterptx_test::set_raw_enum;
 
 void* fake_pointer(uintptr_t address) { return reinterpret_cast<void*>(address); }
 
@@ -36,21 +40,6 @@ scatterptx_scatter_add_args valid_args() {
   args.index = fake_pointer(0x30000);
   args.index_type = SCATTERPTX_INDEX_INT64;
   return args;
-}
-
-// Stores a value no enumerator has. Assigning it through static_cast would
-// be undefined in C++ (outside the enumeration's range); a C caller can pass
-// it, so the library must reject it.
-template <typename Enum>
-void set_raw_enum(Enum& field, int value) {
-  static_assert(sizeof(Enum) == sizeof(int), "C enums are int-sized on this ABI");
-  std::memcpy(&field, &value, sizeof value);
-}
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
 }
 
 bool driver_present() { return scatterptx::detail::driver_api(nullptr) != nullptr; }

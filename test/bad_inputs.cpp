@@ -5,10 +5,14 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "raw_values.hpp"
 #include "scatterptx/scatterptx.hpp"
 
 namespace scatterptx_bad_inputs {
 namespace {
+
+using scatterptx_test::lower;
+using scatterptx_test::set_raw_enum;
 
 constexpr uintptr_t kTiB = uintptr_t{1} << 40;
 // Larger than any workspace a case of the baseline shape can need.
@@ -16,20 +20,6 @@ constexpr size_t kAmpleWorkspaceBytes = size_t{64} << 20;
 
 void* offset(const void* pointer, ptrdiff_t bytes) {
   return const_cast<char*>(static_cast<const char*>(pointer)) + bytes;
-}
-
-// Stores a value no enumerator has: a C caller can pass it, so the library
-// must refuse it (assigning it in C++ through static_cast would be undefined).
-template <typename Enum>
-void set_raw_enum(Enum& field, int value) {
-  static_assert(sizeof(Enum) == sizeof(int), "C enums are int-sized on this ABI");
-  std::memcpy(&field, &value, sizeof value);
-}
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
 }
 
 void* allocate_nothing(size_t, CUstream, void*) { return nullptr; }

@@ -14,9 +14,13 @@
 #include <vector>
 
 #include "driver_api.hpp"
+#include "raw_values.hpp"
 #include "scatterptx/scatterptx.h"
 
 namespace {
+
+using scatterptx_test::lower;
+using scatterptx_test::set_raw_enum;
 
 void* fake_pointer(uintptr_t address) { return reinterpret_cast<void*>(address); }
 
@@ -53,20 +57,6 @@ scatterptx_group_options options_with(scatterptx_mode mode, int deterministic = 
   options.deterministic = deterministic;
   options.warps_per_cta = warps_per_cta;
   return options;
-}
-
-// Stores a value no enumerator has: a C caller can pass it, so the library
-// must reject it (assigning it in C++ through static_cast would be undefined).
-template <typename Enum>
-void set_raw_enum(Enum& field, int value) {
-  static_assert(sizeof(Enum) == sizeof(int), "C enums are int-sized on this ABI");
-  std::memcpy(&field, &value, sizeof value);
-}
-
-std::string lower(std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return text;
 }
 
 // Whether the calling thread's last message names one of words.

@@ -87,6 +87,24 @@ TEST(GroupPlan, TheDefaultCallGroupsWhereGroupedAutoDoes) {
             SCATTERPTX_MODE_STREAMING);
 }
 
+TEST(GroupPlan, AnEmptyProblemOfAnyWidthPlansWithoutWrappingSizes) {
+  // Validation checks sizes only where there are rows to add; an empty
+  // problem of width 2^62 f32 once wrapped the grouped planner's row bytes.
+  scatterptx_scatter_add_args args;
+  scatterptx_scatter_add_args_init(&args);
+  args.out_rows = 1000;
+  args.cols = args.out_row_stride = args.src_row_stride = int64_t{1} << 62;
+  args.dtype = SCATTERPTX_F32;
+  const Problem empty = validate_arguments(&args);
+  EXPECT_EQ(empty.cols, 0u);
+  EXPECT_TRUE(empty.is_empty());
+  EXPECT_EQ(plan_default_call(empty, kDevice).mode, SCATTERPTX_MODE_STREAMING);
+  const GroupPlan forced = make_group_plan(empty, mode(SCATTERPTX_MODE_SEGMENTED));
+  EXPECT_EQ(forced.partial_stride, 0u);
+  EXPECT_EQ(forced.workspace.bytes, make_group_plan(contiguous(SCATTERPTX_F32, 0, 1000, 0),
+                                                    mode(SCATTERPTX_MODE_SEGMENTED)).workspace.bytes);
+}
+
 TEST(GroupPlan, TheDefaultCallChecksTheOrderOfF32IndicesOnly) {
   for (scatterptx_dtype dtype : {SCATTERPTX_F32, SCATTERPTX_F64, SCATTERPTX_F16, SCATTERPTX_BF16}) {
     const bool wide = dtype == SCATTERPTX_F32;
