@@ -9,8 +9,14 @@ ones (in order) before the check; the check writes 0."""
 def gate_prologue():
     """Leaves the kernel at once when the gate's flag does not hold
     gate_value; a gate of 0 always runs. Uniform over the grid, so the
-    early exit precedes every barrier."""
+    early exit precedes every barrier. First, the programmatic launch's
+    handshake (host/kernel_launch.hpp): let the stream's next kernel start
+    its CTAs, then wait until the kernel before this one has finished and
+    its writes show; both are no-ops for a plain launch."""
     return (
+        "// Programmatic launch: the next kernel may start; nothing is read before the wait.\n"
+        "    griddepcontrol.launch_dependents;\n"
+        "    griddepcontrol.wait;\n"
         "// The launch gate: with a flag address, run only when the flag holds gate_value.\n"
         "    {\n"
         "    .reg .pred  %gate_closed;\n"

@@ -71,6 +71,7 @@ namespace scatterptx::detail {
   X(cuFuncGetAttribute)                   \
   X(cuOccupancyMaxActiveBlocksPerMultiprocessor) \
   X(cuLaunchKernel)                       \
+  X(cuLaunchKernelEx)                     \
   X(cuTensorMapEncodeTiled)
 
 struct DriverApi {

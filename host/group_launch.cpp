@@ -1,9 +1,9 @@
 #include "group_launch.hpp"
 
 #include "errors.hpp"
+#include "kernel_launch.hpp"
 #include "kernel_params.hpp"
 #include "launch.hpp"
-#include "launch_trace.hpp"
 #include "plan.hpp"
 
 namespace scatterptx::detail {
@@ -11,10 +11,15 @@ namespace {
 
 void launch(const DriverApi& api, CUfunction function, uint64_t grid_x, uint32_t grid_y, uint32_t threads,
             CUstream stream, void** params, uint32_t shared_bytes = 0) {
-  trace_launch(function);
-  check_driver(api, "cuLaunchKernel",
-               api.cuLaunchKernel(function, static_cast<unsigned>(grid_x), grid_y, 1, threads, 1, 1, shared_bytes,
-                                  stream, params, nullptr));
+  KernelLaunch k;
+  k.function = function;
+  k.grid_x = static_cast<uint32_t>(grid_x);
+  k.grid_y = grid_y;
+  k.threads = threads;
+  k.shared_bytes = shared_bytes;
+  k.stream = stream;
+  k.params = params;
+  check_driver(api, launch_call_name(), launch_kernel(api, k));
 }
 
 }  // namespace

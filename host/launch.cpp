@@ -5,7 +5,7 @@
 
 #include "errors.hpp"
 #include "kernel_params.hpp"
-#include "launch_trace.hpp"
+#include "kernel_launch.hpp"
 #include "tensor_map.hpp"
 
 namespace scatterptx::detail {
@@ -73,12 +73,18 @@ void launch_slices(const DriverApi& api, CUfunction function, const StreamingPla
   const std::vector<LaunchSlice>& slices = plan.launches;
   for (std::size_t i = 0; i < slices.size(); ++i) {
     const LaunchSlice& slice = slices[i];
-    trace_launch(function);
-    const CUresult result =
-        api.cuLaunchKernel(function, static_cast<unsigned>(slice.grid_x), slice.grid_y, 1, plan.threads_per_cta,
-                           1, 1, shared_bytes, stream, params[i].packed().data(), nullptr);
+    auto packed = params[i].packed();  // the addresses kernelParams points at
+    KernelLaunch k;
+    k.function = function;
+    k.grid_x = static_cast<uint32_t>(slice.grid_x);
+    k.grid_y = slice.grid_y;
+    k.threads = plan.threads_per_cta;
+    k.shared_bytes = shared_bytes;
+    k.stream = stream;
+    k.params = packed.data();
+    const CUresult result = launch_kernel(api, k);
     if (result == CUDA_SUCCESS) continue;
-    std::string message = describe_driver_error(api, "cuLaunchKernel", result);
+    std::string message = describe_driver_error(api, launch_call_name(), result);
     if (slices.size() > 1) {
       message += " for launch " + std::to_string(i + 1) + " of " + std::to_string(slices.size()) + " (" +
                  source_rows(slice.row_begin, slice.row_begin + slice.rows) + ")";

@@ -1,5 +1,5 @@
 // Launching a plan: tensor maps encoded per launch slice, each kernel's
-// argument struct (kernel_params.hpp) filled by name, cuLaunchKernel on the
+// argument struct (kernel_params.hpp) filled by name, launch_kernel on the
 // caller's stream. A plan over more than 2^31 source rows has several
 // slices: all of their parameters are made before the first launch, so a
 // failure while making them enqueues nothing; a launch the driver refuses

@@ -53,7 +53,7 @@ inline void note_kernel_function(CUfunction function, const char* entry) {
   if (trace.on()) trace.note_function(function, entry);
 }
 
-// Where a kernel is launched, just before cuLaunchKernel.
+// Where a kernel is launched, just before the driver call (kernel_launch.cpp).
 inline void trace_launch(CUfunction function) {
   LaunchTrace& trace = launch_trace();
   if (trace.on()) trace.record(function);

@@ -780,7 +780,7 @@ std::vector<DocumentedCase> make_device_cases() {
         "LaunchSlicesTest.APrivatisedPlanMakesEverySliceBeforeLaunching"}},
       {"first_launch_fails", "the driver refuses the first launch", "any launch",
        "`SCATTERPTX_ERROR_DRIVER`, nothing enqueued",
-       "cuLaunchKernel failed: <error> for launch 1 of <n> (source rows [0, <end>))",
+       "cuLaunchKernelEx failed: <error> for launch 1 of <n> (source rows [0, <end>))",
        {"LaunchSlicesTest.AFirstLaunchRefusedEnqueuesNothingAndSaysSo",
         "LaunchSlicesTest.TheRedPathIsOneLaunchWhoseRefusalNamesNoSlices"}},
       {"later_launch_fails", "the driver refuses launch k > 1 of a plan's slices", "a streaming TMA or PRIVATE launch",
@@ -788,7 +788,7 @@ std::vector<DocumentedCase> make_device_cases() {
        "rows when they run, the later rows are not launched. Where the default call queues both plans (f32 "
        "rows it groups, 2^31 to 2^32 - 1 of them), the order check decides whether they run: a grouped "
        "execute already queued adds every row when the index is not sorted",
-       "cuLaunchKernel failed: <error> for launch <k> of <n> (source rows [<begin>, <end>)); launches 1-<k-1> "
+       "cuLaunchKernelEx failed: <error> for launch <k> of <n> (source rows [<begin>, <end>)); launches 1-<k-1> "
        "(source rows [0, <begin>)) were enqueued before it and stay enqueued, the later rows are not launched",
        {"LaunchSlicesTest.ALaterLaunchRefusedNamesTheRowsAlreadyEnqueued",
         "LaunchSlicesTest.TheLastLaunchRefusedNamesEveryEarlierSlice"},

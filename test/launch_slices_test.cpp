@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "errors.hpp"
+#include "kernel_launch.hpp"
 #include "kernel_params.hpp"
 #include "launch.hpp"
 #include "plan.hpp"
@@ -23,6 +24,7 @@ using scatterptx::detail::DriverApi;
 using scatterptx::detail::Failure;
 using scatterptx::detail::kMaxPrivateRowsPerLaunch;
 using scatterptx::detail::kMaxTmaRowsPerLaunch;
+using scatterptx::detail::launch_call_name;
 using scatterptx::detail::launch_plan;
 using scatterptx::detail::make_plan;
 using scatterptx::detail::Problem;
@@ -104,6 +106,20 @@ CUresult launch_kernel(CUfunction, unsigned grid_x, unsigned grid_y, unsigned, u
   return CUDA_SUCCESS;
 }
 
+// The programmatic launch (host/kernel_launch.hpp) as the plain one above,
+// after checking that it asks for programmatic stream serialization.
+CUresult launch_kernel_ex(const CUlaunchConfig* config, CUfunction function, void** params, void** extra) {
+  EXPECT_EQ(config->numAttrs, 1u);
+  if (config->numAttrs == 1) {
+    EXPECT_EQ(config->attrs[0].id, CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION);
+    EXPECT_EQ(config->attrs[0].value.programmaticStreamSerializationAllowed, 1);
+  }
+  EXPECT_EQ(config->gridDimZ, 1u);
+  EXPECT_EQ(config->blockDimY, 1u);
+  return launch_kernel(function, config->gridDimX, config->gridDimY, config->gridDimZ, config->blockDimX,
+                       config->blockDimY, config->blockDimZ, config->sharedMemBytes, config->hStream, params, extra);
+}
+
 CUresult error_name(CUresult result, const char** name) {
   *name = result == CUDA_ERROR_INVALID_VALUE ? "CUDA_ERROR_INVALID_VALUE" : "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
   return CUDA_SUCCESS;
@@ -113,6 +129,7 @@ DriverApi scripted_api() {
   DriverApi api;  // entry points left null are never reached here
   api.cuTensorMapEncodeTiled = encode_tiled;
   api.cuLaunchKernel = launch_kernel;
+  api.cuLaunchKernelEx = launch_kernel_ex;
   api.cuGetErrorName = error_name;
   return api;
 }
@@ -225,7 +242,8 @@ TEST_F(LaunchSlicesTest, AFirstLaunchRefusedEnqueuesNothingAndSaysSo) {
   const std::string message = launch(p, plan);
   EXPECT_EQ(status_, SCATTERPTX_ERROR_DRIVER);
   EXPECT_TRUE(script.enqueued.empty());
-  EXPECT_NE(message.find("cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"), std::string::npos)
+  EXPECT_NE(message.find(std::string(launch_call_name()) + " failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"),
+            std::string::npos)
       << message;
   EXPECT_NE(message.find("launch 1 of 3 (source rows [0, 2147483647))"), std::string::npos) << message;
   EXPECT_EQ(message.find("enqueued"), std::string::npos) << message;
@@ -269,7 +287,7 @@ TEST_F(LaunchSlicesTest, TheRedPathIsOneLaunchWhoseRefusalNamesNoSlices) {
   script.failing_launch = 0;
   const std::string message = launch(p, plan);
   EXPECT_EQ(status_, SCATTERPTX_ERROR_DRIVER);
-  EXPECT_EQ(message, "cuLaunchKernel failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES");
+  EXPECT_EQ(message, std::string(launch_call_name()) + " failed: CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES");
   EXPECT_EQ(script.encodes, 0);
 }
 
