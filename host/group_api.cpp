@@ -52,13 +52,15 @@ CUdeviceptr device_address(const void* pointer) {
 }
 
 // A plan's problem with another out and src, which must keep create's
-// alignment (the kernels were chosen for it).
+// alignment (the kernels were chosen for it). An empty problem reads and
+// writes nothing: as at create, its pointers may be anything.
 Problem problem_for_execute(const scatterptx_plan_st& plan, void* out, const void* src) {
-  if (out == nullptr) invalid_argument("out is NULL");
-  if (src == nullptr) invalid_argument("src is NULL");
   Problem p = plan.problem;
   p.out_address = device_address(out);
   p.src_address = device_address(src);
+  if (p.is_empty()) return p;
+  if (out == nullptr) invalid_argument("out is NULL");
+  if (src == nullptr) invalid_argument("src is NULL");
   uint64_t alignment = p.elem_bytes;
   if (plan.grouping.mode == SCATTERPTX_MODE_SEGMENTED && plan.grouping.vectorized) alignment = kLaneSliceBytes;
   if (plan.grouping.mode == SCATTERPTX_MODE_STREAMING) {

@@ -264,6 +264,42 @@ TEST_P(GroupedPlanAlignmentTest, RefusesPointersLessAlignedThanAtCreate) {
   expect_no_index_error();
 }
 
+// An empty problem (no source rows, or rows of no columns) reads and writes
+// nothing, so create takes any pointers and so do its executes, whatever
+// alignment create saw.
+TEST_P(GroupedPlanAlignmentTest, AnEmptyPlanTakesAnyPointersAtExecute) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  const ScatterShape s = make_shape(SCATTERPTX_F32, 500, 3000, 64);
+  const HostScatter host = make_inputs(s, seed);
+  DeviceScatter device(s, host);
+  DeviceBuffer shifted(host.out0.bytes.size() + 16);
+  unsigned char* const odd = static_cast<unsigned char*>(shifted.pointer(2));  // not even element-aligned
+  const scatterptx_group_options group = options();
+  for (const char* empty : {"no source rows", "no columns"}) {
+    SCOPED_TRACE(empty);
+    scatterptx_scatter_add_args args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+    if (std::string(empty) == "no source rows") {
+      args.src_rows = 0;
+    } else {
+      args.cols = 0;
+    }
+    ScopedPlan plan;
+    ASSERT_EQ(scatterptx_plan_create(&args, &group, nullptr, 0, nullptr, plan.receive()), SCATTERPTX_SUCCESS)
+        << scatterptx_last_error_message();
+    EXPECT_EQ(scatterptx_plan_execute(plan.get(), args.out, args.src, nullptr), SCATTERPTX_SUCCESS)
+        << scatterptx_last_error_message();
+    EXPECT_EQ(scatterptx_plan_execute(plan.get(), odd, odd + 4, nullptr), SCATTERPTX_SUCCESS)
+        << scatterptx_last_error_message();
+    EXPECT_EQ(scatterptx_plan_execute(plan.get(), nullptr, nullptr, nullptr), SCATTERPTX_SUCCESS)
+        << scatterptx_last_error_message();
+  }
+  synchronize_gpu();
+  EXPECT_TRUE(device.download_out().bytes == host.out0.bytes) << "an empty execute wrote to out";
+  EXPECT_EQ(device.guard_damage(), "");
+  expect_no_index_error();
+}
+
 INSTANTIATE_TEST_SUITE_P(Sm90, GroupedPlanAlignmentTest,
                          ::testing::Values(GroupMode::kSegmented, GroupMode::kDeterministic),
                          [](const ::testing::TestParamInfo<GroupMode>& info) {
