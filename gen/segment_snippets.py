@@ -23,10 +23,6 @@ import weight_snippets as weights
 OPS = ("sum", "weighted", "mean", "amax", "amin")
 
 ROWS_IN_FLIGHT = 4   # rows each lane of group_segment_sum loads before adding them, in order
-# The weighted vec16 sums held to the plain sum's registers (ptxas 13.0: f32
-# 48 against 56, f16/bf16 56 against 64, a few bytes spilled), so that they
-# run as many summing CTAs per SM as the sum (docs/tuning.md, weighted rows).
-WEIGHTED_VEC16_MAX_REGISTERS = {"f32": 48, "f16": 56, "bf16": 56}
 ITEMS_IN_FLIGHT = 4  # partial sums each lane of group_combine loads before adding them
 SEGMENT_TILE_ROWS = 256  # grouped positions per summing warp (a tile)
 LANE_SLICE_BYTES = 16    # one lane's slice in the vec16 variants
@@ -461,10 +457,3 @@ def load_positions(dtype, vectorized, op="sum"):
 
 def shift_keys():
     return "\n".join(f"    mov.u32             %k{u}, %k{u + 1};" for u in range(ROWS_IN_FLIGHT - 1))
-
-
-def entry_limits(dtype, vectorized, op):
-    """group_segment_sum's performance directives: a register cap for the
-    weighted vec16 variants, else none."""
-    cap = WEIGHTED_VEC16_MAX_REGISTERS.get(dtype.name) if op == "weighted" and vectorized else None
-    return f".maxnreg {cap}" if cap else ""

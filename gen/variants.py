@@ -178,7 +178,6 @@ def group_variants():
                                         LOAD_POSITIONS=segment.load_positions(dtype, vectorized, op),
                                         SHIFT_KEYS=segment.shift_keys(),
                                         OP_SETUP=segment.weight_setup(op),
-                                        ENTRY_LIMITS=segment.entry_limits(dtype, vectorized, op),
                                         ZERO_COUNT=segment.zero_count(op)),
                                    reduce=reduce, weighted=op == "weighted"))
                 if op == "weighted":
