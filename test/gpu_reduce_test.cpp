@@ -92,17 +92,21 @@ std::vector<ReduceCase> all_cases() {
   return cases;
 }
 
-// Three layouts: 1 KB rows, 16-byte aligned (vec16 summing variants, two
+// Five layouts: 1 KB rows, 16-byte aligned (vec16 summing variants, two
 // CTAs along each row for f32); 37 columns in padded rows with src one
 // element off 16-byte alignment (scalar variants, the red path's tail);
-// 32-byte rows (the red path's short-row loop).
-enum class Layout { kLongRows, kUnaligned, kShortRows };
+// 32-byte rows (the red path's short-row loop); 72-byte rows with src 8
+// bytes off 16-byte alignment and 36-byte rows 4 bytes off (the red path's
+// 8-byte and, for f16/bf16, 4-byte lanes).
+enum class Layout { kLongRows, kUnaligned, kShortRows, kEightByteLanes, kFourByteLanes };
 
 const char* layout_name(Layout layout) {
   switch (layout) {
     case Layout::kLongRows: return "long rows";
     case Layout::kUnaligned: return "unaligned rows";
     case Layout::kShortRows: return "short rows";
+    case Layout::kEightByteLanes: return "rows 8 bytes off alignment";
+    case Layout::kFourByteLanes: return "rows 4 bytes off alignment";
   }
   return "unknown layout";
 }
@@ -131,6 +135,15 @@ ScatterShape shape_of(Layout layout, const ReduceCase& c) {
       s.out_rows = 5000;
       s.src_rows = 20000;
       break;
+    case Layout::kEightByteLanes:
+    case Layout::kFourByteLanes: {
+      const int64_t off = layout == Layout::kEightByteLanes ? 8 : 4;
+      s.cols = std::max<int64_t>(1, 9 * off / element);  // 72- or 36-byte rows
+      s.src_offset_bytes = static_cast<size_t>(std::max(off, element));
+      s.out_rows = 300;
+      s.src_rows = 4000;
+      break;
+    }
   }
   return s;
 }
@@ -268,7 +281,8 @@ void run_layout(const ReduceCase& c, Layout layout, uint64_t seed) {
 }
 
 TEST_P(ReduceTest, MatchesTheFloat64ReduceInEveryLayoutAndEntry) {
-  for (Layout layout : {Layout::kLongRows, Layout::kUnaligned, Layout::kShortRows}) {
+  for (Layout layout : {Layout::kLongRows, Layout::kUnaligned, Layout::kShortRows, Layout::kEightByteLanes,
+                        Layout::kFourByteLanes}) {
     run_layout(GetParam(), layout, fresh_seed());
     if (::testing::Test::HasFatalFailure()) return;
   }
