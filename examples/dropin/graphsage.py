@@ -197,6 +197,7 @@ def report(figures, sections, args):
     lines = ["# GraphSAGE (PyG) with and without scatterptx.torch.enable()", "",
              f"{env.get('gpu', args.device)}, torch {env['torch']}, scatterptx {env['scatterptx']}"
              f"{', commit ' + env['commit'] if 'commit' in env else ''}, {env['date']}.", "",
+             f"Command: `{env['command']}`", "",
              f"Graph: {graph['nodes']:,} nodes, {graph['edges']:,} directed edges (power law, gamma "
              f"{graph['gamma']}, largest degree {graph['max_degree']:,}, mean {graph['mean_degree']:.1f}); "
              f"GraphSAGE {graph['features']} -> {graph['hidden']} x {graph['layers']} layers -> {graph['classes']}, "

@@ -165,10 +165,15 @@ def error_against(reference, got):
 def environment(device):
     found = {"python": platform.python_version(), "torch": torch.__version__,
              "scatterptx": getattr(sys.modules.get("scatterptx"), "__version__", "?"),
-             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")}
+             "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+             "command": " ".join(["python"] + sys.argv)}
     if torch.device(device).type == "cuda":
         found["gpu"] = torch.cuda.get_device_name(device)
         found["capability"] = ".".join(map(str, torch.cuda.get_device_capability(device)))
+    # SCATTERPTX_COMMIT where set, as bench/compare.py: a copied tree's .git may be older than its files.
+    if os.environ.get("SCATTERPTX_COMMIT"):
+        found["commit"] = os.environ["SCATTERPTX_COMMIT"]
+        return found
     try:
         found["commit"] = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
                                          cwd=os.path.dirname(os.path.abspath(__file__)), check=True).stdout.strip()

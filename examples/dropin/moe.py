@@ -223,6 +223,7 @@ def report(figures, sections, args):
     lines = ["# Mixtral MoE layer with and without scatterptx.torch.enable()", "",
              f"{env.get('gpu', args.device)}, torch {env['torch']}, scatterptx {env['scatterptx']}"
              f"{', commit ' + env['commit'] if 'commit' in env else ''}, {env['date']}.", "",
+             f"Command: `{env['command']}`", "",
              f"MixtralSparseMoeBlock (transformers 4.4x code): {layer['tokens']:,} tokens, hidden {layer['hidden']}, "
              f"intermediate {layer['intermediate']}, {layer['experts']} experts, top-{layer['top_k']} "
              f"({layer['parameters'] / 1e9:.2f}B parameters). Step: forward, mean-square loss, backward; the modes "
