@@ -95,6 +95,7 @@ std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext conte
   state->context = context;
   CUdevice device = 0;
   check_driver(api, "cuCtxGetDevice", api.cuCtxGetDevice(&device));
+  state->device = device;
   state->limits = read_device_limits(api, device);
   if (state->limits.compute_capability < 90) {
     fail(SCATTERPTX_ERROR_UNSUPPORTED_DEVICE,

@@ -22,6 +22,7 @@ enum IndexErrorSlot : unsigned { kRecordModeSlot = 0, kCheckedModeSlot = 1, kTak
 
 struct ContextState {
   CUcontext context = nullptr;
+  CUdevice device = 0;
   DeviceLimits limits;
   CUfunction functions[kKernelVariantCount] = {};
   ModuleLoads module_loads;             // cubin or PTX, and the JIT's wall time, per variant

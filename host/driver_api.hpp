@@ -64,6 +64,7 @@ namespace scatterptx::detail {
   X(cuMemcpyDtoHAsync)                    \
   X(cuMemsetD8)                           \
   X(cuMemsetD8Async)                      \
+  X(cuPointerGetAttributes)               \
   X(cuModuleLoadDataEx)                   \
   X(cuModuleUnload)                       \
   X(cuModuleGetFunction)                  \

@@ -13,6 +13,7 @@
 #include "index_errors.hpp"
 #include "launch.hpp"
 #include "plan.hpp"
+#include "pointer_devices.hpp"
 #include "problem.hpp"
 #include "run_call.hpp"
 #include "scatterptx/scatterptx.h"
@@ -111,6 +112,7 @@ scatterptx_status scatterptx_plan_create(const scatterptx_scatter_add_args* args
     const DriverApi& api = require_driver();
     ContextState& state = current_context_state(api);
     require_stream_in_context(api, state, stream);
+    require_pointers_on_device(api, state, made->problem);
     made->context = state.context;
     // With the device known AUTO may stream instead (few targets).
     made->grouping = make_group_plan(made->problem, checked, &state.limits);
@@ -161,6 +163,7 @@ scatterptx_status scatterptx_plan_execute(scatterptx_plan plan, void* out, const
       invalid_argument("the plan was created in another CUDA context than the current one");
     }
     require_stream_in_context(api, state, stream);
+    require_pointers_on_device(api, state, problem);
     if (plan->grouping.mode == SCATTERPTX_MODE_STREAMING) {
       run_streaming(api, state, problem, stream);
       return;
@@ -206,6 +209,7 @@ scatterptx_status scatterptx_scatter_add_grouped(const scatterptx_scatter_add_ar
     const DriverApi& api = require_driver();
     ContextState& state = current_context_state(api);
     require_stream_in_context(api, state, stream);
+    require_pointers_on_device(api, state, problem);
     // With the device known AUTO may stream instead (few targets).
     const GroupPlan plan = make_group_plan(problem, checked, &state.limits);
     if (plan.mode == SCATTERPTX_MODE_STREAMING) {

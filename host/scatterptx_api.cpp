@@ -10,6 +10,7 @@
 #include "group_plan.hpp"
 #include "index_errors.hpp"
 #include "plan.hpp"
+#include "pointer_devices.hpp"
 #include "problem.hpp"
 #include "run_call.hpp"
 #include "scatterptx/scatterptx.h"
@@ -41,6 +42,7 @@ scatterptx_status scatterptx_scatter_add(const scatterptx_scatter_add_args* args
     const DriverApi& api = require_driver();
     ContextState& state = current_context_state(api);
     require_stream_in_context(api, state, stream);
+    require_pointers_on_device(api, state, problem);
     const GroupPlan choice = plan_default_call(problem, state.limits);
     if (choice.grouped()) {
       // Whether a workspace can be had is settled before anything is enqueued.

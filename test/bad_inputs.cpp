@@ -743,6 +743,15 @@ std::vector<DocumentedCase> make_device_cases() {
        "stream belongs to another CUDA context than the current one",
        {"DeviceMisuseOnGpu.StreamOfAnotherContext", "StreamsAndGraphs.StreamOfAnotherContextIsRefused"}, Verify::kNo,
        "needs two GPUs (skips with one)"},
+      {"memory_other_device", "`out`, `src`, `index` or `weights` in memory of another device than the current "
+       "context's (host, managed and unknown memory are left to the caller)",
+       "`scatterptx_scatter_add`, `scatterptx_plan_create`, `scatterptx_plan_execute`, "
+       "`scatterptx_scatter_add_grouped`",
+       "`SCATTERPTX_ERROR_INVALID_ARGUMENT`, nothing enqueued",
+       "<tensor> is memory of device <n>, not of the current context's device: make that device's context "
+       "current, or move it there",
+       {"DeviceMisuseOnGpu.MemoryOfAnotherDevice", "PointerDevicesTest.*"}, Verify::kNo,
+       "the GPU test needs two GPUs (skips with one)"},
       // ---- plans ----
       {"plan_other_context", "a plan executed in another context than it was created in",
        "`scatterptx_plan_execute`", "`SCATTERPTX_ERROR_INVALID_ARGUMENT`, nothing enqueued",

@@ -803,5 +803,52 @@ TEST_F(DeviceMisuseOnGpu, PlanExecutedInAnotherContext) {
   arena.expect_rows_added(host.index, 1, false);
 }
 
+// Memory of device 1 while device 0's context is current: refused by name at
+// every entry point before anything is enqueued, on either device.
+TEST_F(DeviceMisuseOnGpu, MemoryOfAnotherDevice) {
+  if (device_count() < 2) GTEST_SKIP() << "needs a second CUDA device for memory of another device";
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  const ScatterShape s = small_shape();
+  const HostScatter host = make_random_scatter(s, seed);
+  PoisonedScatter arena(s, host, 0, seed);
+  const scatterptx_scatter_add_args args = arena.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+  const std::string& pattern = bad::device_case("memory_other_device").message;
+  SecondContext other;
+  {
+    other.make_current();
+    const HostScatter there = make_random_scatter(s, derive_seed(seed, 5));
+    DeviceScatter device(s, there);
+    const scatterptx_scatter_add_args foreign = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+    DRIVER_CALL(cuCtxSetCurrent, gpu_context());
+    scatterptx_group_options options;
+    scatterptx_group_options_init(&options);
+    options.mode = SCATTERPTX_MODE_SEGMENTED;
+    for (const char* tensor : {"out", "src", "index"}) {
+      SCOPED_TRACE(tensor);
+      scatterptx_scatter_add_args mixed = args;
+      if (std::string(tensor) == "out") mixed.out = foreign.out;
+      if (std::string(tensor) == "src") mixed.src = foreign.src;
+      if (std::string(tensor) == "index") mixed.index = foreign.index;
+      const std::string expected = bad::expand(pattern, {{"tensor", tensor}, {"n", "1"}});
+      EXPECT_EQ(scatterptx_scatter_add(&mixed, nullptr), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+      EXPECT_EQ(scatterptx_last_error_message(), expected);
+      scatterptx_plan plan = nullptr;
+      EXPECT_EQ(scatterptx_plan_create(&mixed, &options, nullptr, 0, nullptr, &plan), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+      EXPECT_EQ(scatterptx_last_error_message(), expected);
+      EXPECT_EQ(plan, nullptr);
+    }
+    DRIVER_CALL(cuCtxSynchronize);
+    arena.expect_unchanged(false);
+    other.make_current();
+    DRIVER_CALL(cuCtxSynchronize);
+    EXPECT_TRUE(device.download_out().bytes == there.out0.bytes) << "device 1's out was written";
+  }  // device 1's buffers freed with its context current
+  DRIVER_CALL(cuCtxSetCurrent, gpu_context());
+
+  ASSERT_EQ(scatterptx_scatter_add(&args, nullptr), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+  arena.expect_rows_added(host.index, 1, false);
+}
+
 }  // namespace
 }  // namespace scatterptx_test
