@@ -414,6 +414,53 @@ class Gpu(unittest.TestCase):
         torch.testing.assert_close(got.double(), expected, rtol=1e-5, atol=1e-4)
         self.assert_no_fallback()
 
+    @unittest.skipUnless(len(GPUS) >= 2, "needs two sm_90+ GPUs")
+    def test_the_reduces_weights_and_the_switch_run_on_the_tensors_device(self):
+        out, index, src = case(f"cuda:{GPUS[1]}", "float32", rows=4000, out_rows=300, cols=64)
+        weights = torch.rand(src.shape[0], device=src.device) + 0.5
+        exact = out.double()
+        expected_max = exact.scatter_reduce(0, index.view(-1, 1).expand_as(src), src.double(), "amax")
+        expected_weighted = exact.index_add(0, index, src.double() * weights.double()[:, None])
+        with torch.cuda.device(GPUS[0]):
+            got_max = spt.scatter_reduce(out, index, src, "amax")
+            got_weighted = spt.weighted_index_add(out, index, src, weights)
+            with spt.enable():
+                got_switched = out.clone().index_add_(0, index, src)
+            self.assertEqual(torch.cuda.current_device(), GPUS[0])
+        torch.testing.assert_close(got_max.double(), expected_max, rtol=0, atol=0)
+        torch.testing.assert_close(got_weighted.double(), expected_weighted, rtol=1e-5, atol=1e-4)
+        torch.testing.assert_close(got_switched.double(), reference(out, index, src), rtol=1e-5, atol=1e-4)
+        self.assert_no_fallback()
+
+    @unittest.skipUnless(len(GPUS) >= 2, "needs two sm_90+ GPUs")
+    def test_calls_on_two_devices_from_two_threads_at_once(self):
+        import threading
+        results, failures = {}, []
+
+        def run(device):
+            try:
+                torch.cuda.set_device(device)
+                out, index, src = case(f"cuda:{device}", "float32", rows=200_000, out_rows=40_000, cols=128,
+                                       seed=device)
+                got = out
+                for _ in range(5):
+                    got = spt.index_add(got, index, src)
+                expected = out.double().index_add(0, index, 5 * src.double())
+                torch.cuda.synchronize(device)
+                results[device] = (got.double() - expected).abs().max().item() / expected.abs().max().item()
+            except Exception as error:  # reported by the main thread
+                failures.append(f"cuda:{device}: {error!r}")
+
+        threads = [threading.Thread(target=run, args=(device,)) for device in GPUS[:2]]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        self.assertEqual(failures, [])
+        for device in GPUS[:2]:
+            self.assertLess(results[device], 1e-5, f"cuda:{device}")
+        self.assert_no_fallback()
+
 
 if __name__ == "__main__":
     unittest.main()
