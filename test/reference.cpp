@@ -211,6 +211,26 @@ struct PartialCheck {
       first_failure = std::move(message);
     }
   }
+
+  // Adds a thread's part; the first failure stays the lowest row's.
+  void merge(PartialCheck& part) {
+    bad_elements += part.bad_elements;
+    rows_added += part.rows_added;
+    squared_error += part.squared_error;
+    squared_reference += part.squared_reference;
+    if (part.first_bad_row < first_bad_row) {
+      first_bad_row = part.first_bad_row;
+      first_failure = std::move(part.first_failure);
+    }
+  }
+
+  void report_into(CheckReport& report) const {
+    report.ok = bad_elements == 0;
+    report.bad_elements = bad_elements;
+    report.rows_added = rows_added;
+    report.first_failure = first_failure;
+    report.relative_error = squared_reference > 0 ? std::sqrt(squared_error / squared_reference) : 0.0;
+  }
 };
 
 }  // namespace
@@ -293,22 +313,9 @@ CheckReport check_scatter_add(const HostMatrix& out0, const HostMatrix& src,
       }
     }
     std::lock_guard<std::mutex> lock(merge_mutex);
-    total.bad_elements += part.bad_elements;
-    total.rows_added += part.rows_added;
-    total.squared_error += part.squared_error;
-    total.squared_reference += part.squared_reference;
-    if (part.first_bad_row < total.first_bad_row) {
-      total.first_bad_row = part.first_bad_row;
-      total.first_failure = std::move(part.first_failure);
-    }
+    total.merge(part);
   });
-  report.ok = total.bad_elements == 0;
-  report.bad_elements = total.bad_elements;
-  report.rows_added = total.rows_added;
-  report.first_failure = total.first_failure;
-  report.relative_error = total.squared_reference > 0
-                              ? std::sqrt(total.squared_error / total.squared_reference)
-                              : 0.0;
+  total.report_into(report);
   return report;
 }
 
@@ -404,21 +411,9 @@ CheckReport check_scatter_reduce(const HostMatrix& out0, const HostMatrix& src, 
       }
     }
     std::lock_guard<std::mutex> lock(merge_mutex);
-    total.bad_elements += part.bad_elements;
-    total.rows_added += part.rows_added;
-    total.squared_error += part.squared_error;
-    total.squared_reference += part.squared_reference;
-    if (part.first_bad_row < total.first_bad_row) {
-      total.first_bad_row = part.first_bad_row;
-      total.first_failure = std::move(part.first_failure);
-    }
+    total.merge(part);
   });
-  report.ok = total.bad_elements == 0;
-  report.bad_elements = total.bad_elements;
-  report.rows_added = total.rows_added;
-  report.first_failure = total.first_failure;
-  report.relative_error =
-      total.squared_reference > 0 ? std::sqrt(total.squared_error / total.squared_reference) : 0.0;
+  total.report_into(report);
   return report;
 }
 

@@ -14,6 +14,7 @@ from unittest import mock
 import warnings
 
 from package_under_test import scatterptx  # noqa: F401 - puts the package under test on sys.path
+from torch_devices import GPUS, NO_GPU
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 if HAVE_TORCH:
@@ -24,14 +25,6 @@ if HAVE_TORCH:
 NO_TORCH = "torch is not installed"
 
 
-def sm90_devices():
-    if not HAVE_TORCH or not torch.cuda.is_available():
-        return []
-    return [d for d in range(torch.cuda.device_count()) if torch.cuda.get_device_capability(d)[0] >= 9]
-
-
-GPUS = sm90_devices()
-NO_GPU = "needs torch with an sm_90+ GPU"
 DTYPES = ("float32", "float16", "bfloat16", "float64")
 
 

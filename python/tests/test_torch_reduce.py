@@ -17,6 +17,7 @@ from unittest import mock
 import warnings
 
 from package_under_test import scatterptx  # noqa: F401 - puts the package under test on sys.path
+from torch_devices import GPUS, NO_GPU
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 HAVE_PYG = HAVE_TORCH and importlib.util.find_spec("torch_geometric") is not None
@@ -28,16 +29,6 @@ if HAVE_TORCH:
 NO_TORCH = "torch is not installed"
 REDUCES = ("sum", "mean", "amax", "amin")
 DTYPES = ("float32", "float16", "bfloat16", "float64")
-
-
-def sm90_devices():
-    if not HAVE_TORCH or not torch.cuda.is_available():
-        return []
-    return [d for d in range(torch.cuda.device_count()) if torch.cuda.get_device_capability(d)[0] >= 9]
-
-
-GPUS = sm90_devices()
-NO_GPU = "needs torch with an sm_90+ GPU"
 
 
 def quietly(function, *args, **kwargs):
