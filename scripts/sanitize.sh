@@ -24,6 +24,10 @@
 #   SANITIZE_FILTER   a gtest filter of the tests to run ["*"]; the large
 #                     tests below are left out whatever it says
 #   SANITIZE_TIMEOUT  seconds a shard may run before it is stopped (status 124) [7200]
+#   SANITIZE_SHARD_INDICES  FIRST-LAST: only these shards of each tool (those
+#                     past a tool's count skipped), keeping the other shards'
+#                     logs in LOG_DIR, so that a long run can be split over
+#                     several commands; the summary names shards not yet run [all]
 #   SANITIZE_ARGS     more compute-sanitizer arguments, for every tool []
 #   BUILD_DIR         the build directory [build]
 #   SANITIZE_NO_BUILD set to 1 to use the build as it is
@@ -102,13 +106,33 @@ run_shard() {
 selected=$("$tests" --gtest_list_tests --gtest_filter="$filter" | grep -c '^  ')
 echo "sanitize.sh: $selected tests (filter $filter); tools: $(for tool in $tools; do printf '%s (%s shards) ' "$tool" "$(shards_of "$tool")"; done); $jobs_at_once processes at once"
 
+# The shards this run does: all, or SANITIZE_SHARD_INDICES's range.
+first_shard=0
+last_shard=-1  # -1: to each tool's last
+if [ -n "${SANITIZE_SHARD_INDICES:-}" ]; then
+  if ! [[ "$SANITIZE_SHARD_INDICES" =~ ^([0-9]+)-([0-9]+)$ ]]; then
+    echo "sanitize.sh: SANITIZE_SHARD_INDICES=$SANITIZE_SHARD_INDICES is not FIRST-LAST"
+    exit 1
+  fi
+  first_shard=${BASH_REMATCH[1]}
+  last_shard=${BASH_REMATCH[2]}
+fi
+
 # racecheck's shards go first: they take longest.
 started=$SECONDS
 for tool in $(printf '%s\n' $tools | grep -x racecheck) $(printf '%s\n' $tools | grep -vx racecheck); do
-  rm -rf "${log_dir:?}/$tool"  # no shard of an earlier run left to count
-  mkdir -p "$log_dir/$tool"
   total=$(shards_of "$tool")
-  for ((shard = 0; shard < total; ++shard)); do
+  if [ -z "${SANITIZE_SHARD_INDICES:-}" ]; then
+    rm -rf "${log_dir:?}/$tool"  # no shard of an earlier run left to count
+  elif [ -f "$log_dir/$tool/shards" ] && [ "$(cat "$log_dir/$tool/shards")" != "$total" ]; then
+    echo "sanitize.sh: $log_dir/$tool holds a run of $(cat "$log_dir/$tool/shards") shards, this one has $total"
+    exit 1
+  fi
+  mkdir -p "$log_dir/$tool"
+  echo "$total" >"$log_dir/$tool/shards"
+  last=$((last_shard < 0 || last_shard >= total ? total - 1 : last_shard))
+  for ((shard = first_shard; shard <= last; ++shard)); do
+    rm -f "$log_dir/$tool/shard-$shard".*  # this shard's earlier logs
     while [ "$(jobs -rp | wc -l)" -ge "$jobs_at_once" ]; do wait -n; done
     run_shard "$tool" "$shard" "$total" &
   done

@@ -8,7 +8,9 @@ racecheck's hazard counts, any message of the tool itself), the shard's
 exit status and seconds, and the entry names its launches appended
 (SCATTERPTX_TRACE_LAUNCHES). Compares the entries launched, over every tool
 and shard, with the variants of the kernel manifest the generator wrote
-(kernel_manifest.hpp), and names those never launched.
+(kernel_manifest.hpp), and names those never launched. A tool's run split
+over several commands (LOG_DIR/<tool>/shards holds its shard count) fails
+while any shard has left no logs.
 
 Writes LOG_DIR/summary.txt (and prints it). Exit status: 0 when every shard
 finished with status 0, no tool reported an error or hazard and every
@@ -148,6 +150,11 @@ def summarise_tool(log_dir, tool, error_exitcode):
     shards = shard_indices(tool_dir)
     if not shards:
         problems.append(f"{tool}: no shard logs in {tool_dir}")
+    expected = read(os.path.join(tool_dir, "shards"))  # written by sanitize.sh: the run's shard count
+    if expected and expected.strip().isdigit():
+        missing = sorted(set(range(int(expected))) - set(shards))
+        if missing:
+            problems.append(f"{tool}: shards {', '.join(map(str, missing))} of {int(expected)} not run yet")
     for shard in shards:
         stem = os.path.join(tool_dir, f"shard-{shard}")
         status, seconds = read_status(stem + ".status")

@@ -149,6 +149,16 @@ class ReportTest(unittest.TestCase):
             self.assertEqual(self.report(d), 1)
             self.assertIn("124 (timed out)", read(os.path.join(d, "summary.txt")))
 
+    def test_a_shard_of_a_split_run_not_yet_run_fails(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.make_run(d)
+            write(os.path.join(d, "memcheck", "shards"), "3\n")
+            write(os.path.join(d, "racecheck", "shards"), "2\n")
+            self.assertEqual(self.report(d), 1)
+            summary = read(os.path.join(d, "summary.txt"))
+            self.assertIn("memcheck: shards 2 of 3 not run yet", summary)
+            self.assertNotIn("racecheck: shards", summary)
+
     def test_a_tool_that_left_no_logs_fails(self):
         with tempfile.TemporaryDirectory() as d:
             self.make_run(d)
@@ -207,6 +217,26 @@ class SanitizeScriptTest(unittest.TestCase):
                 self.assertEqual(runs, selected, tool)
             # The scripted launches of the index-record tests were traced.
             self.assertIn("Launches of names not in the manifest: ? x", summary)
+
+    def test_a_run_split_over_two_commands_counts_every_shard_once(self):
+        with tempfile.TemporaryDirectory() as d:
+            first = self.run_script(d, SANITIZE_SHARD_INDICES="0-0")
+            self.assertEqual(first.returncode, 1, first.stdout)
+            summary = read(os.path.join(d, "summary.txt"))
+            self.assertIn("memcheck: shards 1 of 2 not run yet", summary)
+            self.assertIn("racecheck: shards 1, 2 of 3 not run yet", summary)
+            second = self.run_script(d, SANITIZE_SHARD_INDICES="1-5")  # past memcheck's 2 shards: skipped
+            self.assertIn(second.returncode, (0, 2), second.stdout)
+            self.assertNotIn("not run yet", read(os.path.join(d, "summary.txt")))
+            selected = self.selected_tests()
+            for tool, shards in (("memcheck", 2), ("racecheck", 3)):
+                self.assertEqual(len(glob.glob(os.path.join(d, tool, "shard-*.status"))), shards, tool)
+                runs = sum(sanitize_report.parse_test_log(read(os.path.join(d, tool, f"shard-{i}.log")))["run"]
+                           for i in range(shards))
+                self.assertEqual(runs, selected, tool)
+            third = self.run_script(d, SANITIZE_SHARD_INDICES="0-1", SANITIZE_SHARDS="4")
+            self.assertEqual(third.returncode, 1, third.stdout)
+            self.assertIn("holds a run of 2 shards, this one has 4", third.stdout)
 
     def test_errors_found_by_a_tool_fail_the_run(self):
         with tempfile.TemporaryDirectory() as d:
