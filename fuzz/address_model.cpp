@@ -210,7 +210,7 @@ void check_group_grids(const Problem& p, const DeviceLimits& device, const Group
           "grouped: the combine grid covers every tile", p);
   require(plan.sort_tiles <= kMaxGridX, "grouped: the sort grid within the launch limit", p);
   require(plan.summing_grid_y >= 1 && plan.summing_grid_y <= device.max_grid_y, "grouped: grid_y within limits", p);
-  require(segment_sum_shared_bytes(plan.summing_warps) <= device.max_shared_per_block,
+  require(segment_sum_shared_bytes(plan.summing_warps, staged_weight_bytes(p)) <= device.max_shared_per_block,
           "grouped: segment sum's shared memory within the device's", p);
   if (plan.vectorized) {
     require(p.row_bytes() % kLaneSliceBytes == 0 && p.out_row_stride_bytes % kLaneSliceBytes == 0 &&

@@ -23,6 +23,10 @@ import weight_snippets as weights
 OPS = ("sum", "weighted", "mean", "amax", "amin")
 
 ROWS_IN_FLIGHT = 4   # rows each lane of group_segment_sum loads before adding them, in order
+# The f32 weighted vec16 sum held to the plain sum's 48 registers, so that it
+# runs as many summing CTAs per SM: with its weights staged it needs no
+# spill there (ptxas 13.0), where it would take 56 if free to.
+WEIGHTED_VEC16_MAX_REGISTERS = {"f32": 48}
 ITEMS_IN_FLIGHT = 4  # partial sums each lane of group_combine loads before adding them
 SEGMENT_TILE_ROWS = 256  # grouped positions per summing warp (a tile)
 LANE_SLICE_BYTES = 16    # one lane's slice in the vec16 variants
@@ -72,7 +76,8 @@ def slice_regs(dtype, vectorized, op="sum"):
     if op in ("amax", "amin") and acc == "f64":
         regs += "\n    .reg .pred  %nan;"
     if op == "weighted":
-        regs += "\n    " + weights.regs(dtype, ROWS_IN_FLIGHT)
+        # Raw weights of the positions a lane stages; the walk reads them back converted.
+        regs += "\n    " + weights.regs(dtype, STAGED_PER_LANE) + "\n    .reg .b32   %staged_weights;"
     return regs
 
 
@@ -124,14 +129,11 @@ def load_src(dtype, vectorized, u, pred, addr):
 
 
 def shift_rows(dtype, vectorized, op="sum"):
-    """Row u + 1's slice (and weight) becomes row u's (the next one to add)."""
+    """Row u + 1's slice becomes row u's (the next one to add)."""
     kind, n, _ = _words(dtype, vectorized)
     mov = "mov.b16" if kind == ".b16" else f"mov{kind}" if kind != ".b32" else "mov.b32"
     lines = [f"    {mov:<19} %x{u}_{i}, %x{u + 1}_{i};"
              for u in range(ROWS_IN_FLIGHT - 1) for i in range(n)]
-    if op == "weighted":
-        wmov = {"f32": "mov.f32", "f64": "mov.b64"}.get(dtype.name, "mov.b32")
-        lines += [f"    {wmov:<19} %wr{u}, %wr{u + 1};" for u in range(ROWS_IN_FLIGHT - 1)]
     return "\n".join(lines)
 
 
@@ -168,7 +170,7 @@ def add_src(dtype, vectorized, u, pred, op="sum"):
     if op == "mean":
         lines.append("    add.u32             %cnt, %cnt, 1;")
     if op == "weighted":
-        lines += _indented(weights.value(dtype, f"%wr{u}"))
+        lines.append(staged_weight(dtype))
     if name in ("f32", "f64"):
         _, n, _ = _words(dtype, vectorized)
         for i in range(n):
@@ -365,10 +367,19 @@ def run_count(op):
 STAGED_PER_LANE = SEGMENT_TILE_ROWS // 32  # positions of a tile each lane stages in shared memory
 
 
-def stage_positions():
+def staged_weight_bytes(dtype):
+    """Bytes of one staged weight: the weight in the compute type."""
+    return 8 if dtype.name == "f64" else 4
+
+
+def stage_positions(dtype=None, op="sum"):
     """Each lane loads keys and rows of tile positions tb + 32 i + lane (all
     loads first, so they are in flight together) and stores them in the
-    warp's staging area; positions past te stage as the sentinel."""
+    warp's staging area; positions past te stage as the sentinel. Weighted:
+    then the weights of those rows (a second round of loads in flight
+    together), converted to the compute type into the warp's weight area, so
+    that the walk reads each row's weight at shared-memory latency and holds
+    no weight registers across its rows in flight."""
     n = STAGED_PER_LANE
     lines = []
     for i in range(n):
@@ -389,7 +400,44 @@ def stage_positions():
                      f"    st.shared.u32       [%r+{128 * i}], %staged_k{i};\n"
                      f"    add.u32             %r, %staged_rows, %slot;\n"
                      f"    st.shared.u32       [%r+{128 * i}], %staged_r{i};")
+    if op == "weighted":
+        lines.append(_stage_weights(dtype))
     return "\n".join(lines)
+
+
+def _stage_weights(dtype):
+    n = STAGED_PER_LANE
+    wb = staged_weight_bytes(dtype)
+    zero = {"f32": "mov.f32             %wr{i}, 0f00000000;", "f64": "mov.b64             %wr{i}, 0;"}.get(
+        dtype.name, "mov.b32             %wr{i}, 0;")
+    lines = ["    // The warp's weight area, past both [warps][256] u32 areas: [warps][256] weights.",
+             "    shl.b32             %r, %warps, 11;",
+             "    mov.u32             %staged_weights, dynamic_smem;",
+             "    add.u32             %staged_weights, %staged_weights, %r;",
+             f"    mul.lo.u32          %r, %warp, {256 * wb};",
+             "    add.u32             %staged_weights, %staged_weights, %r;"]
+    for i in range(n):
+        lines.append("    " + zero.format(i=i))
+        lines.append("    cvt.u64.u32         %t64, %staged_r" + str(i) + ";")
+        lines += _indented(weights.load(dtype, f"%wr{i}", "%t64", f"%staged_in{i}"))
+    lines.append(f"    shl.b32             %slot, %lane, {wb.bit_length() - 1};")
+    acc = acc_type(dtype)
+    for i in range(n):
+        lines += _indented(weights.value(dtype, f"%wr{i}"))
+        lines.append(f"    add.u32             %r, %staged_weights, %slot;\n"
+                     f"    st.shared.{acc}       [%r+{32 * wb * i}], %wv;")
+    return "\n".join(lines)
+
+
+def staged_weight(dtype):
+    """%wv := the staged weight of row 0, grouped position %j + %u."""
+    wb = staged_weight_bytes(dtype)
+    return ("    sub.u64             %t64, %j, %tb;\n"
+            "    cvt.u32.u64         %slot, %t64;\n"
+            "    add.u32             %slot, %slot, %u;\n"
+            f"    shl.b32             %slot, %slot, {wb.bit_length() - 1};\n"
+            "    add.u32             %r, %staged_weights, %slot;\n"
+            f"    ld.shared.{acc_type(dtype)}       %wv, [%r];")
 
 
 def staging_regs():
@@ -420,10 +468,7 @@ def load_position(dtype, vectorized, u, op="sum"):
             f"    cvt.u64.u32         %t64, %row{u};\n"
             f"    mad.lo.u64          %src_addr{u}, %t64, %src_stride, %src;\n"
             f"    mad.lo.u64          %src_addr{u}, %col, {dtype.size}, %src_addr{u};\n"
-            + load_src(dtype, vectorized, u, f"%load{u}", f"%src_addr{u}")
-            # The row's weight, its row number still in %t64.
-            + ("\n" + "\n".join(_indented(weights.load(dtype, f"%wr{u}", "%t64", f"%load{u}")))
-               if op == "weighted" else ""))
+            + load_src(dtype, vectorized, u, f"%load{u}", f"%src_addr{u}"))
 
 
 def load_item(dtype, vectorized, u):
@@ -457,3 +502,10 @@ def load_positions(dtype, vectorized, op="sum"):
 
 def shift_keys():
     return "\n".join(f"    mov.u32             %k{u}, %k{u + 1};" for u in range(ROWS_IN_FLIGHT - 1))
+
+
+def entry_limits(dtype, vectorized, op):
+    """group_segment_sum's performance directives: a register cap for the
+    weighted vec16 f32 variant, else none."""
+    cap = WEIGHTED_VEC16_MAX_REGISTERS.get(dtype.name) if op == "weighted" and vectorized else None
+    return f".maxnreg {cap}" if cap else ""

@@ -173,11 +173,12 @@ def group_variants():
                                    "group_segment_sum.ptx.in",
                                    dict(subs, ENTRY=name,
                                         POSITION_REGS=segment.position_regs() + "\n    " + segment.staging_regs(),
-                                        STAGE_POSITIONS=segment.stage_positions(),
+                                        STAGE_POSITIONS=segment.stage_positions(dtype, op),
                                         PREFETCH_OUT=segment.prefetch_out(dtype),
                                         LOAD_POSITIONS=segment.load_positions(dtype, vectorized, op),
                                         SHIFT_KEYS=segment.shift_keys(),
                                         OP_SETUP=segment.weight_setup(op),
+                                        ENTRY_LIMITS=segment.entry_limits(dtype, vectorized, op),
                                         ZERO_COUNT=segment.zero_count(op)),
                                    reduce=reduce, weighted=op == "weighted"))
                 if op == "weighted":

@@ -109,7 +109,7 @@ void launch_segment_sums(const DriverApi& api, const ContextState& state, const 
   sums.include_self = p.include_self ? 1 : 0;
   gate.apply(sums);
   launch(api, state.functions[plan.segment_sum_variant], plan.summing_grid_x, plan.summing_grid_y, threads, stream,
-         sums.packed().data(), segment_sum_shared_bytes(plan.summing_warps));
+         sums.packed().data(), segment_sum_shared_bytes(plan.summing_warps, staged_weight_bytes(p)));
 
   GroupCombineParams combine{};
   combine.out_ptr = sums.out_ptr;

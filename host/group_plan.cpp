@@ -96,6 +96,11 @@ GroupOptions validate_group_options(const scatterptx_group_options* options, con
       invalid_argument("options->warps_per_cta = " + std::to_string(options->warps_per_cta) +
                        " is above 32 (a CTA has at most 1024 threads)");
     }
+    if (options->warps_per_cta > max_summing_warps(p)) {
+      invalid_argument("options->warps_per_cta = " + std::to_string(options->warps_per_cta) + " is above " +
+                       std::to_string(max_summing_warps(p)) +
+                       " for weighted f64 rows (each warp stages 256 weights of 8 bytes in shared memory)");
+    }
     o.mode = options->mode;
     o.deterministic = options->deterministic != 0;
     o.warps_per_cta = options->warps_per_cta;

@@ -14,8 +14,20 @@
 namespace scatterptx::detail {
 
 // group_segment_sum stages each warp's tile of keys and rows (u32 each) in
-// dynamic shared memory.
-constexpr uint32_t segment_sum_shared_bytes(uint32_t warps) { return warps * kSegmentTileRows * 8; }
+// dynamic shared memory, and for weighted rows the rows' weights in the
+// compute type (f64 for f64 rows, else f32).
+constexpr uint32_t staged_weight_bytes(const Problem& p) { return !p.weighted ? 0 : p.dtype == SCATTERPTX_F64 ? 8 : 4; }
+constexpr uint32_t segment_sum_shared_bytes(uint32_t warps, uint32_t weight_bytes = 0) {
+  return warps * kSegmentTileRows * (8 + weight_bytes);
+}
+// The least shared memory a CTA may opt into on an sm_90+ GPU (sm_120's
+// 99 KiB), which bounds the summing CTA: 24 warps for weighted f64 rows, 32
+// (every CTA size) for the others.
+constexpr uint32_t kLeastSharedPerBlock = 99 * 1024;
+constexpr uint32_t max_summing_warps(const Problem& p) {
+  const uint32_t fit = kLeastSharedPerBlock / segment_sum_shared_bytes(1, staged_weight_bytes(p));
+  return fit < 32 ? fit : 32;
+}
 constexpr uint64_t kWorkspaceAlignment = 256;
 // Keys and source positions are u32; the key out_rows marks a bad index.
 constexpr uint64_t kMaxGroupedRows = UINT32_MAX;

@@ -131,6 +131,14 @@ std::vector<HostCase> make_host_cases() {
        [](Call& c) { c.options.warps_per_cta = 33; }, invalid, "", {"warps_per_cta"}},
       {"warps_per_cta_max", "`options->warps_per_cta` = 2^32 - 1", kOptionEntries,
        [](Call& c) { c.options.warps_per_cta = 0xFFFFFFFFu; }, invalid, "", {"warps_per_cta"}},
+      {"warps_per_cta_weighted_f64", "`options->warps_per_cta` = 25 for f64 rows with `weights`", kOptionEntries,
+       [](Call& c) {
+         c.args.dtype = SCATTERPTX_F64;
+         c.args.weights = c.args.src;
+         c.args.weights_dtype = SCATTERPTX_F64;
+         c.options.warps_per_cta = 25;
+       },
+       invalid, "", {"for weighted f64 rows"}},
       {"deterministic_streaming", "`options->deterministic` with mode STREAMING", kOptionEntries,
        [](Call& c) {
          c.options.mode = SCATTERPTX_MODE_STREAMING;

@@ -272,6 +272,28 @@ TEST(GroupPlan, OptionsAreChecked) {
   EXPECT_EQ(make_group_plan(huge, validate_group_options(&o, huge)).mode, SCATTERPTX_MODE_STREAMING);
 }
 
+// Weighted rows stage their weights beside the tile's keys and rows; the
+// summing CTA must fit the least shared memory an sm_90+ GPU offers a block.
+TEST(GroupPlan, WeightedF64RowsTakeAtMost24SummingWarps) {
+  Problem p = contiguous(SCATTERPTX_F64, 1000, 10, 64);
+  scatterptx_group_options o{};
+  o.mode = SCATTERPTX_MODE_SEGMENTED;
+  o.warps_per_cta = 32;
+  EXPECT_EQ(options_status(o, p), SCATTERPTX_SUCCESS) << "unweighted: 32 warps fit";
+  p.weighted = true;
+  p.weights_dtype = SCATTERPTX_F64;
+  EXPECT_EQ(max_summing_warps(p), 24u);
+  EXPECT_EQ(options_status(o, p), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  o.warps_per_cta = 24;
+  EXPECT_EQ(options_status(o, p), SCATTERPTX_SUCCESS);
+  const GroupPlan plan = make_group_plan(p, validate_group_options(&o, p));
+  EXPECT_LE(segment_sum_shared_bytes(plan.summing_warps, staged_weight_bytes(p)), kLeastSharedPerBlock);
+  Problem f32 = contiguous(SCATTERPTX_F32, 1000, 10, 64);
+  f32.weighted = true;
+  EXPECT_EQ(max_summing_warps(f32), 32u) << "f32 weights: 12 bytes a position fit 32 warps";
+  EXPECT_EQ(segment_sum_shared_bytes(8, staged_weight_bytes(f32)), 8u * 256 * 12);
+}
+
 TEST(GroupPlan, RemovedBucketedModeIsRefusedWhateverTheProblem) {
   scatterptx_group_options o{};
   o.mode = SCATTERPTX_MODE_BUCKETED;
