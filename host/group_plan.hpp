@@ -16,6 +16,8 @@ namespace scatterptx::detail {
 // group_segment_sum stages each warp's tile of keys and rows (u32 each) in
 // dynamic shared memory.
 constexpr uint32_t segment_sum_shared_bytes(uint32_t warps) { return warps * kSegmentTileRows * 8; }
+// The order check's CTAs: one sort tile in heuristics' sample step.
+constexpr uint64_t order_sample_tiles(uint64_t sort_tiles, uint32_t step) { return (sort_tiles + step - 1) / step; }
 constexpr uint64_t kWorkspaceAlignment = 256;
 // Keys and source positions are u32; the key out_rows marks a bad index.
 constexpr uint64_t kMaxGroupedRows = UINT32_MAX;
