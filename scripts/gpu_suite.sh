@@ -1,15 +1,33 @@
 #!/usr/bin/env bash
-# On a machine with an sm_90+ GPU: build, run the whole test suite, dump the
-# TMA kernel's SASS, run the memory checker (and, when asked, the shared-memory
-# race checker) on a subset and the benchmark.
+# On a machine with an sm_90+ GPU: build, then run every test side by side so
+# that the whole suite fits a few minutes: the GoogleTest binary in shards
+# (one process per shard, so each loads the kernels once), the other ctest
+# entries, the Python tests a module per process, and the 1000-call stress.
+# Then the TMA kernel's SASS, memcheck on a subset and the benchmark.
 # Usage: scripts/gpu_suite.sh LOG_DIR [bench arguments...]
-# Writes LOG_DIR/{build,tests,sass,sanitizer,bench}.log and LOG_DIR/bench.json.
+# Writes LOG_DIR/build.log, suite-<i>.log, ctest.log, python-<module>.log,
+# stress.log, sass.log, sanitizer.log, bench.log and bench.json.
+#
+# Environment (defaults in brackets):
+#   SUITE_SHARDS               GoogleTest shards at once [nproc]
+#   PYTHON                     the Python that holds torch [python3]
+#   SCATTERPTX_SKIP_PYTHON     set: no Python tests
+#   SCATTERPTX_SKIP_STRESS     set: no stress run
+#   SCATTERPTX_SKIP_SANITIZER  set: no memcheck subset
+#   SCATTERPTX_SANITIZER_FILTER  the memcheck subset's gtest filter
+#   SCATTERPTX_RACECHECK_FILTER  set: racecheck on that filter too
+#   SCATTERPTX_SKIP_BENCH      set: no benchmark
+# Exit status: 0 when every test passed, else 1.
 set -uo pipefail
 log_dir=${1:?usage: scripts/gpu_suite.sh LOG_DIR [bench arguments...]}
 shift
 mkdir -p "$log_dir"
+log_dir=$(cd "$log_dir" && pwd)
 cd "$(dirname "$0")/.."
 export PATH="/usr/local/cuda/bin:$PATH"
+shards=${SUITE_SHARDS:-$(nproc 2>/dev/null || echo 8)}
+python=${PYTHON:-python3}
+failed=0
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$log_dir/gpu.txt"
 git rev-parse --short HEAD 2>/dev/null | tee -a "$log_dir/gpu.txt"
@@ -20,11 +38,49 @@ if ! make BUILD_DIR=build >"$log_dir/build.log" 2>&1; then
   exit 1
 fi
 echo "build ok"
+export SCATTERPTX_LIBRARY="$PWD/build/libscatterptx.so"
 
-ctest --test-dir build --output-on-failure --timeout 300 ${SCATTERPTX_CTEST_ARGS:-} >"$log_dir/tests.log" 2>&1
-tests_rc=$?
-grep -E "tests passed|tests failed|\*\*\*Failed|Timeout|\*\*\*Exception|Not Run" "$log_dir/tests.log" | tail -n 40
-echo "ctest exit $tests_rc"
+# The GoogleTest suite, sharded.
+for ((shard = 0; shard < shards; ++shard)); do
+  GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$shard build/test/scatterptx_tests >"$log_dir/suite-$shard.log" 2>&1 &
+done
+suite_failed=0
+for job in $(jobs -p); do wait "$job" || suite_failed=1; done
+passed=$(cat "$log_dir"/suite-*.log | grep -E '^\[  PASSED  \] [0-9]+' | awk '{s += $4} END {print s + 0}')
+skipped=$(cat "$log_dir"/suite-*.log | grep -E '^\[  SKIPPED \] [0-9]+ test' | awk '{s += $4} END {print s + 0}')
+echo "GoogleTest suite, $shards shards: $passed passed, $skipped skipped"
+grep -h '^\[  FAILED  \] [A-Za-z]' "$log_dir"/suite-*.log | sort -u
+[ "$suite_failed" = 0 ] || { echo "GoogleTest suite FAILED"; failed=1; }
+
+# The ctest entries that are not GoogleTest cases (no '.' in their names),
+# python_binding aside where the Python tests run below.
+others=$(ctest --test-dir build -N | sed -n 's/^ *Test *#[0-9]*: //p' | grep -v '\.' |
+  { if [ -z "${SCATTERPTX_SKIP_PYTHON:-}" ]; then grep -vx python_binding; else cat; fi; } | paste -sd '|')
+if [ -n "$others" ]; then
+  ctest --test-dir build -R "^($others)\$" --output-on-failure --timeout 600 >"$log_dir/ctest.log" 2>&1 ||
+    { echo "ctest entries FAILED"; failed=1; }
+  grep -E "tests passed|tests failed|\*\*\*Failed|Timeout|\*\*\*Exception|Not Run" "$log_dir/ctest.log" | tail -n 20
+fi
+
+# The Python tests, a module per process.
+if [ -z "${SCATTERPTX_SKIP_PYTHON:-}" ]; then
+  for module in python/tests/test_*.py; do
+    name=$(basename "$module" .py)
+    (cd python && "$python" -m unittest discover -s tests -p "$name.py" >"$log_dir/python-$name.log" 2>&1) &
+  done
+  python_failed=0
+  for job in $(jobs -p); do wait "$job" || python_failed=1; done
+  for log in "$log_dir"/python-*.log; do
+    echo "$(basename "$log" .log): $(grep -E '^(Ran|OK|FAILED)' "$log" | paste -sd ' ')"
+  done
+  [ "$python_failed" = 0 ] || { echo "Python tests FAILED"; failed=1; }
+fi
+
+if [ -z "${SCATTERPTX_SKIP_STRESS:-}" ]; then
+  build/test/scatterptx_stress --calls 1000 --threads 4 --streams 4 >"$log_dir/stress.log" 2>&1 ||
+    { echo "stress FAILED"; failed=1; }
+  tail -n 1 "$log_dir/stress.log"
+fi
 
 cuobjdump -sass build/kernels/cubin/row_tma_reduce_f32_i64.cubin >"$log_dir/sass.log" 2>&1
 grep -cE "UTMALDG|UBLKRED|SYNCS" "$log_dir/sass.log" | sed 's/^/TMA-related SASS instructions: /'
@@ -48,4 +104,5 @@ if [ -z "${SCATTERPTX_SKIP_BENCH:-}" ]; then
   echo "bench exit $?"
   tail -n 40 "$log_dir/bench.log"
 fi
-exit $tests_rc
+[ "$failed" = 0 ] && echo "gpu_suite: every test passed" || echo "gpu_suite: FAILED"
+exit "$failed"

@@ -196,6 +196,13 @@ std::string hex_bytes(const unsigned char* bytes, size_t count) {
   return text;
 }
 
+bool shapes_agree(const HostMatrix& out0, const HostMatrix& src, const std::vector<int64_t>& index,
+                  const HostMatrix& got) {
+  return got.dtype == out0.dtype && got.rows == out0.rows && got.cols == out0.cols &&
+         got.row_stride == out0.row_stride && got.bytes.size() == out0.bytes.size() && src.cols == out0.cols &&
+         src.dtype == out0.dtype && static_cast<int64_t>(index.size()) == src.rows;
+}
+
 struct PartialCheck {
   int64_t first_bad_row = std::numeric_limits<int64_t>::max();
   std::string first_failure;
@@ -239,10 +246,7 @@ CheckReport check_scatter_add(const HostMatrix& out0, const HostMatrix& src,
                               const std::vector<int64_t>& index, const HostMatrix& got,
                               int repeats) {
   CheckReport report;
-  if (got.dtype != out0.dtype || got.rows != out0.rows || got.cols != out0.cols ||
-      got.row_stride != out0.row_stride || got.bytes.size() != out0.bytes.size() ||
-      src.cols != out0.cols || src.dtype != out0.dtype ||
-      static_cast<int64_t>(index.size()) != src.rows) {
+  if (!shapes_agree(out0, src, index, got)) {
     report.ok = false;
     report.bad_elements = 1;
     report.first_failure = "shapes of out0, src, index and got do not agree";
@@ -322,9 +326,7 @@ CheckReport check_scatter_add(const HostMatrix& out0, const HostMatrix& src,
 CheckReport check_scatter_reduce(const HostMatrix& out0, const HostMatrix& src, const std::vector<int64_t>& index,
                                  const HostMatrix& got, const ReduceCheck& check) {
   CheckReport report;
-  if (got.dtype != out0.dtype || got.rows != out0.rows || got.cols != out0.cols ||
-      got.row_stride != out0.row_stride || got.bytes.size() != out0.bytes.size() ||
-      src.cols != out0.cols || src.dtype != out0.dtype || static_cast<int64_t>(index.size()) != src.rows ||
+  if (!shapes_agree(out0, src, index, got) ||
       (!check.weights.empty() && static_cast<int64_t>(check.weights.size()) != src.rows)) {
     report.ok = false;
     report.bad_elements = 1;
