@@ -8,6 +8,7 @@
 
 #include "kernel_constants.hpp"
 #include "kernel_manifest.hpp"
+#include "heuristics.hpp"
 #include "plan_private.hpp"
 
 namespace scatterptx::fuzz {
@@ -209,6 +210,13 @@ void check_group_grids(const Problem& p, const DeviceLimits& device, const Group
               plan.combine_grid_x * kCombineTilesPerWarp * plan.summing_warps >= plan.segment_tiles,
           "grouped: the combine grid covers every tile", p);
   require(plan.sort_tiles <= kMaxGridX, "grouped: the sort grid within the launch limit", p);
+  if (plan.streams_when_sorted && plan.sort_tiles > 0) {
+    // The order check's CTA x reads sort tile x * step: every one a tile of the index.
+    const uint64_t step = heuristics::grouped::kOrderSampleStep;
+    const uint64_t sampled = order_sample_tiles(plan.sort_tiles, heuristics::grouped::kOrderSampleStep);
+    require(sampled >= 1 && (sampled - 1) * step < plan.sort_tiles,
+            "grouped: the order check reads only tiles of the index", p);
+  }
   require(plan.summing_grid_y >= 1 && plan.summing_grid_y <= device.max_grid_y, "grouped: grid_y within limits", p);
   require(segment_sum_shared_bytes(plan.summing_warps, staged_weight_bytes(p)) <= device.max_shared_per_block,
           "grouped: segment sum's shared memory within the device's", p);

@@ -123,6 +123,7 @@ KERNEL_PARAMS = {
         _p("u64", "out_rows", "index pass: keys outside [0, out_rows) become out_rows"),
         _p("u64", "error_record", "index pass: u64, smallest bad source position"),
         _p("u64", "sorted_flag", "index pass: u32 cleared if the index is out of order, or 0"),
+        _p("u32", "tile_step", "CTA x counts tile x * tile_step: 1, or the order check's sample step"),
         *GATE_PARAMS,
     )),
     "group_scan.ptx.in": KernelParams("GroupScanParams", 28, (

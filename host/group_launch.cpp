@@ -1,6 +1,7 @@
 #include "group_launch.hpp"
 
 #include "errors.hpp"
+#include "heuristics.hpp"
 #include "kernel_launch.hpp"
 #include "kernel_params.hpp"
 #include "launch.hpp"
@@ -48,11 +49,18 @@ void launch_grouping(const DriverApi& api, const ContextState& state, const Prob
     histogram.tiles = tiles;
     histogram.out_rows = p.out_rows;
     histogram.error_record = plan_error;
-    if (pass == 0) {
-      histogram.sorted_flag = check_order ? order_flag : 0;
-    } else {
-      out_of_order.apply(histogram);
+    histogram.tile_step = 1;
+    if (pass == 0 && check_order) {
+      // The order check: the first pass's variant over one tile in the
+      // sample step, clearing the flag; the whole pass runs only after it.
+      GroupHistogramParams sample = histogram;
+      sample.sorted_flag = order_flag;
+      sample.tile_step = heuristics::grouped::kOrderSampleStep;
+      launch(api, state.functions[plan.histogram_variant[0]],
+             order_sample_tiles(tiles, heuristics::grouped::kOrderSampleStep), 1, kSortThreads, stream,
+             sample.packed().data());
     }
+    out_of_order.apply(histogram);
     launch(api, state.functions[plan.histogram_variant[from_index]], tiles, 1, kSortThreads, stream,
            histogram.packed().data());
 

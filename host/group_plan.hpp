@@ -28,6 +28,8 @@ constexpr uint32_t max_summing_warps(const Problem& p) {
   const uint32_t fit = kLeastSharedPerBlock / segment_sum_shared_bytes(1, staged_weight_bytes(p));
   return fit < 32 ? fit : 32;
 }
+// The order check's CTAs: one sort tile in heuristics' sample step.
+constexpr uint64_t order_sample_tiles(uint64_t sort_tiles, uint32_t step) { return (sort_tiles + step - 1) / step; }
 constexpr uint64_t kWorkspaceAlignment = 256;
 // Keys and source positions are u32; the key out_rows marks a bad index.
 constexpr uint64_t kMaxGroupedRows = UINT32_MAX;

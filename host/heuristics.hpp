@@ -94,6 +94,11 @@ inline constexpr uint64_t kSegmentedMinRows = uint64_t{1} << 16;
 // chip and grouping only adds the sort. docs/tuning.md#grouped-auto
 inline constexpr uint64_t kL2ResidentOutBytes = 16ull << 20;
 inline constexpr uint64_t kHotRowsPerTarget = 64;
+// The default call's order check reads one sort tile in this many: a sorted
+// index then streams after reading an eighth of it, not after the whole
+// first radix pass (which runs only once the sample finds it out of order).
+// docs/tuning.md#sorted-index
+inline constexpr uint32_t kOrderSampleStep = 8;
 }  // namespace grouped
 
 }  // namespace scatterptx::detail::heuristics

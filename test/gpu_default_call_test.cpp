@@ -245,24 +245,41 @@ TEST_P(DefaultCallOrderTest, ASortedIndexStreamsAndARandomOneGroups) {
   }
 }
 
-TEST_P(DefaultCallOrderTest, OneStepDownAnywhereGroups) {
-  // Within a lane's round, across rounds, warps and sort tiles (2048 keys),
-  // and the last pair.
+// A sorted index with one step down at `at`, every other pair in order and
+// every entry in range.
+HostScatter sorted_but_one_step_down(const ScatterShape& s, uint64_t seed, int64_t at) {
+  HostScatter host = make_random_scatter(s, seed);
+  std::sort(host.index.begin(), host.index.end());
+  if (host.index[at] + 1 < s.out_rows) {
+    host.index[at - 1] = host.index[at] + 1;
+  } else {
+    host.index[at] = host.index[at - 1] - 1;
+  }
+  return host;
+}
+
+// The check reads one sort tile (2048 keys) in 8: tiles 0, 8, 16, ...
+TEST_P(DefaultCallOrderTest, OneStepDownInTheSampleGroups) {
+  // Within a lane's round, across rounds and warps, into a sampled tile from
+  // the one before it, and the last pair (tile 48 of 100000 rows).
   const ScatterShape s = grouped_shape(GetParam());
-  for (int64_t at : {int64_t{6}, int64_t{32}, int64_t{256}, int64_t{2048}, int64_t{4096 + 256 + 32},
+  for (int64_t at : {int64_t{6}, int64_t{32}, int64_t{256}, int64_t{8 * 2048}, int64_t{8 * 2048 + 256 + 32},
                      s.src_rows - 1}) {
     const uint64_t seed = fresh_seed();
     SCOPED_TRACE(seed_trace(seed) + ", " + s.describe() + ", step down at " + std::to_string(at));
-    HostScatter host = make_random_scatter(s, seed);
-    std::sort(host.index.begin(), host.index.end());
-    // Keeps every other pair in order and every entry in range.
-    if (host.index[at] + 1 < s.out_rows) {
-      host.index[at - 1] = host.index[at] + 1;
-    } else {
-      host.index[at] = host.index[at - 1] - 1;
-    }
-    const uint32_t flag = run(s, host);
+    const uint32_t flag = run(s, sorted_but_one_step_down(s, seed, at));
     if (checks_order()) EXPECT_EQ(flag, 0u);
+  }
+}
+
+// A step down only in tiles the sample skips streams, correctly.
+TEST_P(DefaultCallOrderTest, OneStepDownOutsideTheSampleStreams) {
+  const ScatterShape s = grouped_shape(GetParam());
+  for (int64_t at : {int64_t{2048}, int64_t{4096 + 256 + 32}}) {
+    const uint64_t seed = fresh_seed();
+    SCOPED_TRACE(seed_trace(seed) + ", " + s.describe() + ", step down at " + std::to_string(at));
+    const uint32_t flag = run(s, sorted_but_one_step_down(s, seed, at));
+    if (checks_order()) EXPECT_EQ(flag, 0xFFFFFFFFu);
   }
 }
 
