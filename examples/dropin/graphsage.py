@@ -35,7 +35,6 @@ Writes OUT/graphsage.md and OUT/graphsage.json.
 
 import argparse
 import copy
-import json
 
 import torch
 import torch.nn.functional as F
@@ -194,20 +193,15 @@ def main():
 def report(figures, sections, args):
     graph = figures["graph"]
     env = figures["environment"]
-    lines = ["# GraphSAGE (PyG) with and without scatterptx.torch.enable()", "",
-             f"{env.get('gpu', args.device)}, torch {env['torch']}, scatterptx {env['scatterptx']}"
-             f"{', commit ' + env['commit'] if 'commit' in env else ''}, {env['date']}.", "",
-             f"Command: `{env['command']}`", "",
-             f"Graph: {graph['nodes']:,} nodes, {graph['edges']:,} directed edges (power law, gamma "
-             f"{graph['gamma']}, largest degree {graph['max_degree']:,}, mean {graph['mean_degree']:.1f}); "
-             f"GraphSAGE {graph['features']} -> {graph['hidden']} x {graph['layers']} layers -> {graph['classes']}, "
-             f"mean aggregation, full batch, Adam lr {args.lr}. Step: forward, cross-entropy, backward, "
-             f"optimizer step. Two replicas from the same weights, taking turns; medians of "
-             f"{args.steps - args.warmup} steps after {args.warmup}; scatter kernels: every kernel inside a "
-             f"scatter op (torch.profiler, {args.profile_steps} steps).", "",
-             measure.table(measure.TIMING_HEADER,
-                           [row for precision, times, kernels, _ in sections
-                            for row in measure.timing_markdown(precision, times, kernels)]), ""]
+    lines = measure.report_header("GraphSAGE (PyG) with and without scatterptx.torch.enable()", env, args.device)
+    lines += [f"Graph: {graph['nodes']:,} nodes, {graph['edges']:,} directed edges (power law, gamma "
+              f"{graph['gamma']}, largest degree {graph['max_degree']:,}, mean {graph['mean_degree']:.1f}); "
+              f"GraphSAGE {graph['features']} -> {graph['hidden']} x {graph['layers']} layers -> {graph['classes']}, "
+              f"mean aggregation, full batch, Adam lr {args.lr}. Step: forward, cross-entropy, backward, "
+              f"optimizer step. Two replicas from the same weights, taking turns; medians of "
+              f"{args.steps - args.warmup} steps after {args.warmup}; scatter kernels: every kernel inside a "
+              f"scatter op (torch.profiler, {args.profile_steps} steps).", "",
+              measure.timing_table(sections), ""]
     for precision, times, kernels, result in sections:
         lines += [f"## {precision}", "",
                   f"- step: {times['speedup']:.2f}x faster with the switch; scatter kernel time "
@@ -225,21 +219,12 @@ def report(figures, sections, args):
                                       f"row" for mode, e in by_mode.items())]
             lines += ["  (mean: PyG counts edges with a bf16 1-D scatter_add_, left to torch in both modes; bf16 "
                       "counts exactly only to 256, so the largest-degree row's mean carries the count's error in both)"]
-        lines += ["", "Scatter kernels per step by op (us):", ""]
-        ops = sorted(set(kernels[TORCH]["scatter_us_per_step_by_op"]) | set(kernels[SCATTERPTX]["scatter_us_per_step_by_op"]))
-        lines += [measure.table(["op", TORCH, SCATTERPTX],
-                                [[op] + [f"{kernels[mode]['scatter_us_per_step_by_op'].get(op, 0):.0f}"
-                                         for mode in MODES] for op in ops]), ""]
-        for mode in MODES:
-            lines += [f"Largest scatter kernels, {mode} (us per step):", "",
-                      measure.table(["kernel", "us"], [[f"`{name[:100]}`", f"{us:.0f}"] for name, us in
-                                                       kernels[mode]["scatter_us_per_step_by_kernel"].items()]), ""]
+        lines += measure.scatter_kernel_tables(kernels, digits=0)
         lines += ["Losses:", "", measure.table(["step", TORCH, SCATTERPTX],
                                                [[i, f"{a:.7g}", f"{b:.7g}"] for i, (a, b) in
                                                 enumerate(zip(result["losses"][TORCH], result["losses"][SCATTERPTX]))]),
                   ""]
-    lines += ["Calls the switch saw (routed, or left to torch and why):", "", "```",
-              json.dumps(figures["routes_seen"], indent=1), "```", ""]
+    lines += measure.routes_seen(figures)
     return "\n".join(lines)
 
 

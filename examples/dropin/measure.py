@@ -217,3 +217,37 @@ def timing_markdown(label, times, kernels):
 TIMING_HEADER = ["precision", "switch", "step median ms", "min-max ms", "scatter kernels ms/step",
                  "% of step", "% of kernel time"]
 
+
+def report_header(title, env, device):
+    """A report's title, where and when it ran, and its command."""
+    return [f"# {title}", "",
+            f"{env.get('gpu', device)}, torch {env['torch']}, scatterptx {env['scatterptx']}"
+            f"{', commit ' + env['commit'] if 'commit' in env else ''}, {env['date']}.", "",
+            f"Command: `{env['command']}`", ""]
+
+
+def timing_table(sections):
+    """Every precision's step times and scatter-kernel shares, one table."""
+    return table(TIMING_HEADER, [row for precision, times, kernels, _ in sections
+                                 for row in timing_markdown(precision, times, kernels)])
+
+
+def scatter_kernel_tables(kernels, digits):
+    """The scatter kernels' microseconds per step by op, then each mode's
+    largest kernels."""
+    by_op = "scatter_us_per_step_by_op"
+    ops = sorted(set(kernels[TORCH][by_op]) | set(kernels[SCATTERPTX][by_op]))
+    lines = ["", "Scatter kernels per step by op (us):", "",
+             table(["op", TORCH, SCATTERPTX],
+                   [[op] + [f"{kernels[mode][by_op].get(op, 0):.{digits}f}" for mode in MODES] for op in ops]), ""]
+    for mode in MODES:
+        lines += [f"Largest scatter kernels, {mode} (us per step):", "",
+                  table(["kernel", "us"], [[f"`{name[:100]}`", f"{us:.{digits}f}"] for name, us in
+                                           kernels[mode]["scatter_us_per_step_by_kernel"].items()]), ""]
+    return lines
+
+
+def routes_seen(figures):
+    """The calls the switch saw, as the report's last lines."""
+    return ["Calls the switch saw (routed, or left to torch and why):", "", "```",
+            json.dumps(figures["routes_seen"], indent=1), "```", ""]

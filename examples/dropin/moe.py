@@ -28,7 +28,6 @@ Writes OUT/moe.md and OUT/moe.json.
 
 import argparse
 import copy
-import json
 
 import torch
 import torch.nn.functional as F
@@ -220,19 +219,14 @@ def main():
 def report(figures, sections, args):
     layer = figures["layer"]
     env = figures["environment"]
-    lines = ["# Mixtral MoE layer with and without scatterptx.torch.enable()", "",
-             f"{env.get('gpu', args.device)}, torch {env['torch']}, scatterptx {env['scatterptx']}"
-             f"{', commit ' + env['commit'] if 'commit' in env else ''}, {env['date']}.", "",
-             f"Command: `{env['command']}`", "",
-             f"MixtralSparseMoeBlock (transformers 4.4x code): {layer['tokens']:,} tokens, hidden {layer['hidden']}, "
-             f"intermediate {layer['intermediate']}, {layer['experts']} experts, top-{layer['top_k']} "
-             f"({layer['parameters'] / 1e9:.2f}B parameters). Step: forward, mean-square loss, backward; the modes "
-             f"take turns; medians of {args.steps - args.warmup} steps after {args.warmup}; scatter kernels: every "
-             f"kernel inside a scatter op (torch.profiler, {args.profile_steps} steps). bf16: weights and "
-             f"activations in bf16.", "",
-             measure.table(measure.TIMING_HEADER,
-                           [row for precision, times, kernels, _ in sections
-                            for row in measure.timing_markdown(precision, times, kernels)]), ""]
+    lines = measure.report_header("Mixtral MoE layer with and without scatterptx.torch.enable()", env, args.device)
+    lines += [f"MixtralSparseMoeBlock (transformers 4.4x code): {layer['tokens']:,} tokens, hidden {layer['hidden']}, "
+              f"intermediate {layer['intermediate']}, {layer['experts']} experts, top-{layer['top_k']} "
+              f"({layer['parameters'] / 1e9:.2f}B parameters). Step: forward, mean-square loss, backward; the modes "
+              f"take turns; medians of {args.steps - args.warmup} steps after {args.warmup}; scatter kernels: every "
+              f"kernel inside a scatter op (torch.profiler, {args.profile_steps} steps). bf16: weights and "
+              f"activations in bf16.", "",
+              measure.timing_table(sections), ""]
     for precision, times, kernels, result in sections:
         lines += [f"## {precision}", "",
                   f"- step: {times['speedup']:.2f}x the speed of torch's; scatter kernel time "
@@ -246,18 +240,8 @@ def report(figures, sections, args):
             lines += ["- bf16 output against the combine in float64 (of the same bf16 expert outputs): "
                       + "; ".join(f"{mode} {e['normwise_relative']:.3g} normwise, {e['max_abs_over_max_ref']:.3g} "
                                   f"max-abs" for mode, e in result["bf16_combine_error_against_float64"].items())]
-        lines += ["", "Scatter kernels per step by op (us):", ""]
-        ops = sorted(set(kernels[TORCH]["scatter_us_per_step_by_op"])
-                     | set(kernels[SCATTERPTX]["scatter_us_per_step_by_op"]))
-        lines += [measure.table(["op", TORCH, SCATTERPTX],
-                                [[op] + [f"{kernels[mode]['scatter_us_per_step_by_op'].get(op, 0):.1f}"
-                                         for mode in MODES] for op in ops]), ""]
-        for mode in MODES:
-            lines += [f"Largest scatter kernels, {mode} (us per step):", "",
-                      measure.table(["kernel", "us"], [[f"`{name[:100]}`", f"{us:.1f}"] for name, us in
-                                                       kernels[mode]["scatter_us_per_step_by_kernel"].items()]), ""]
-    lines += ["Calls the switch saw (routed, or left to torch and why):", "", "```",
-              json.dumps(figures["routes_seen"], indent=1), "```", ""]
+        lines += measure.scatter_kernel_tables(kernels, digits=1)
+    lines += measure.routes_seen(figures)
     return "\n".join(lines)
 
 
