@@ -294,6 +294,7 @@ void check_workspace_layout(const Problem& p, const GroupPlan& plan) {
   for (int b = 0; b < buffers; ++b) {
     regions.push_back({"keys", w.keys[b], product(p, {4, m})});
     regions.push_back({"rows", w.rows[b], product(p, {4, m})});
+    if (plan.weights_in_sort) regions.push_back({"weights", w.weights[b], product(p, {p.weight_bytes(), m})});
   }
   for (const Region& r : regions) {
     require(r.offset % kWorkspaceAlignment == 0, "workspace: regions 256-byte aligned", p);
@@ -340,9 +341,14 @@ void check_group_plan(const Problem& p, const DeviceLimits& device, const GroupP
   // The first pass reads the whole index; the sums read src rows at grouped
   // positions below M and write out rows below out_rows.
   require(index_tensor(p).contains(Range{p.index_address, m * p.index_bytes}), "grouped: the index read", p);
-  // Weighted sums read weights[position] for positions below M.
+  // Weighted: the first pass (carrying them) or the sums read weights[position]
+  // for positions below M; carried, they move between two workspace buffers of
+  // M weights each (check_workspace_layout), 2 or 4 bytes wide, as the
+  // scatter kernel reads and writes them.
   require(weights_tensor(p).contains(Range{p.weights_address, p.weighted ? m * p.weight_bytes() : 0}),
           "grouped: the weights read", p);
+  require(!plan.weights_in_sort || (p.weighted && (p.weight_bytes() == 2 || p.weight_bytes() == 4)),
+          "grouped: the sort carries only 2- or 4-byte weights", p);
   const Range last_out_row{p.out_address + (p.out_rows - 1) * p.out_row_stride_bytes, p.row_bytes()};
   require(out_tensor(p).contains(last_out_row), "grouped: out row out_rows - 1 lies inside out", p);
   const Range last_src_row{p.src_address + (m - 1) * p.src_row_stride_bytes, p.row_bytes()};

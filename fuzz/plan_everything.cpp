@@ -47,6 +47,15 @@ void check_grouped(const Problem& p, const DeviceLimits& device, const scatterpt
     } else if (!p.is_empty()) {
       check_streaming(p, device);  // what plan_create then checks and execute runs
     }
+    // A plan object reads the weights at each execute: the sort carries none,
+    // and the workspace size asked for beforehand still covers it.
+    GroupOptions object_options = checked;
+    object_options.weights_read_at_execute = true;
+    const GroupPlan object = make_group_plan(p, object_options, &device);
+    check_group_plan(p, device, object, workspace_address);
+    require(!object.weights_in_sort, "a plan object's sort carries no weights", p);
+    require(!object.grouped() || (sized.grouped() && object.workspace.bytes <= sized.workspace.bytes),
+            "a plan object fits the workspace sized for the problem", p);
   } catch (const Failure& failure) {
     require_clear_failure("grouped planning", failure.status(), failure.what());
   }

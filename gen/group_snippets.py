@@ -184,5 +184,40 @@ def scatter_write_rounds():
             f"    @%in{r} st.shared.u32 [%a], %k{r};\n"
             f"    @%in{r} mov.u32     %a, staged_values;\n"
             f"    @%in{r} mad.lo.u32  %a, %dst, 4, %a;\n"
-            f"    @%in{r} st.shared.u32 [%a], %v{r};\n")
+            f"    @%in{r} st.shared.u32 [%a], %v{r};\n"
+            f"    and.pred            %wp, %in{r}, %weighted;\n"
+            f"    @%wp mov.u32        %a, staged_places;\n"
+            f"    @%wp mad.lo.u32     %a, %local_input, 4, %a;\n"
+            f"    @%wp st.shared.u32  [%a+{128 * r}], %dst;\n")
     return "".join(blocks)
+
+
+def scatter_weight_regs():
+    return f".reg .b32   %w<{SCATTER_ROUNDS}>;"
+
+
+def scatter_stage_weights():
+    """Weighted: the tile's weights, read in input order (round r: input
+    %thread + 256 r, every round's load in flight together; a 2-byte weight
+    is zero-extended into its word), each stored at its input's place in
+    the tile's digit order (staged_places). Unweighted CTAs skip it."""
+    loads = "".join(
+        f"    add.u32             %r, %thread, {256 * r};\n"
+        f"    setp.lt.u32         %in{r}, %r, %tile_keys;\n"
+        "    cvt.u64.u32         %t64, %r;\n"
+        "    add.u64             %t64, %t64, %tile_first;\n"
+        "    mad.lo.u64          %addr, %t64, %weight_bytes, %weights_in;\n"
+        f"    and.pred            %wp, %in{r}, %w_half;\n"
+        f"    @%wp ld.global.nc.u16 %w{r}, [%addr];\n"
+        f"    and.pred            %wp, %in{r}, %w_word;\n"
+        f"    @%wp ld.global.nc.u32 %w{r}, [%addr];\n" for r in range(SCATTER_ROUNDS))
+    stores = "".join(
+        f"    @%in{r} ld.shared.u32 %dst, [%a+{1024 * r}];\n"
+        f"    @%in{r} mad.lo.u32  %n, %dst, 4, %weight_area;\n"
+        f"    @%in{r} st.shared.u32 [%n], %w{r};\n" for r in range(SCATTER_ROUNDS))
+    return ("    @!%weighted bra.uni WEIGHTS_STAGED;\n" + loads +
+            "    mov.u32             %a, staged_places;\n"
+            "    mad.lo.u32          %a, %thread, 4, %a;\n"
+            "    mov.u32             %weight_area, staged_weights;\n" + stores +
+            "    bar.sync            0;\n"
+            "WEIGHTS_STAGED:")

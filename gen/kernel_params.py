@@ -144,6 +144,9 @@ KERNEL_PARAMS = {
         _p("u64", "keys_out", "u32 [M]"),
         _p("u64", "values_out", "u32 [M]"),
         _p("u64", "out_rows", "index pass: keys outside [0, out_rows) become out_rows"),
+        _p("u64", "weights_in", "weight_bytes-wide weights by input position (pass 0: the caller's)"),
+        _p("u64", "weights_out", "[M] weights in this pass's order"),
+        _p("u32", "weight_bytes", "0: no weights to carry; 2 or 4"),
         *GATE_PARAMS,
     )),
     "group_segment_sum.ptx.in": KernelParams("GroupSegmentSumParams", 36, (
@@ -164,6 +167,7 @@ KERNEL_PARAMS = {
         _p("u64", "weights", "weighted variants: per source row factors"),
         _p("u32", "weight_bytes", "4: f32 weights, else of the rows' dtype"),
         _p("u32", "include_self", "nonzero: out's own value joins each reduce"),
+        _p("u32", "weights_sorted", "nonzero: weights in grouped order (the sort carried them)"),
         *GATE_PARAMS,
     )),
     "group_combine.ptx.in": KernelParams("GroupCombineParams", 36, (

@@ -77,7 +77,8 @@ def slice_regs(dtype, vectorized, op="sum"):
         regs += "\n    .reg .pred  %nan;"
     if op == "weighted":
         # Raw weights of the positions a lane stages; the walk reads them back converted.
-        regs += "\n    " + weights.regs(dtype, STAGED_PER_LANE) + "\n    .reg .b32   %staged_weights;"
+        regs += ("\n    " + weights.regs(dtype, STAGED_PER_LANE) +
+                 "\n    .reg .b32   %staged_weights;\n    .reg .pred  %w_sorted;")
     return regs
 
 
@@ -322,8 +323,14 @@ def zero_count(op):
 
 
 def weight_setup(op):
-    """group_segment_sum, weighted: the weights and how to read them."""
-    return weights.setup() if op == "weighted" else ""
+    """group_segment_sum, weighted: the weights and how to read them;
+    %w_sorted: the sort carried them, so grouped position j's weight is the
+    j-th (else the weight of its source row)."""
+    if op != "weighted":
+        return ""
+    return (weights.setup() + "\n"
+            "    ld.param.u32        %wb32, [weights_sorted];\n"
+            "    setp.ne.u32         %w_sorted, %wb32, 0;")
 
 
 def run_count(op):
@@ -418,7 +425,10 @@ def _stage_weights(dtype):
              "    add.u32             %staged_weights, %staged_weights, %r;"]
     for i in range(n):
         lines.append("    " + zero.format(i=i))
-        lines.append("    cvt.u64.u32         %t64, %staged_r" + str(i) + ";")
+        lines.append("    cvt.u64.u32         %t64, %staged_r" + str(i) + ";\n"
+                     "    @%w_sorted cvt.u64.u32 %t64, %lane;\n"
+                     "    @%w_sorted add.u64  %t64, %t64, %tb;\n"
+                     f"    @%w_sorted add.u64  %t64, %t64, {32 * i};")
         lines += _indented(weights.load(dtype, f"%wr{i}", "%t64", f"%staged_in{i}"))
     lines.append(f"    shl.b32             %slot, %lane, {wb.bit_length() - 1};")
     acc = acc_type(dtype)

@@ -152,7 +152,9 @@ def group_variants():
                                 TILE_SCAN=scan("%run", "%local_first", "%n", "warp_sums"),
                                 LOAD_ROUNDS=group.load_rounds(load, "", "index" if index else "keys"),
                                 COUNT_ROUNDS=group.scatter_count_rounds(),
-                                WRITE_ROUNDS=group.scatter_write_rounds())))
+                                WRITE_ROUNDS=group.scatter_write_rounds(),
+                                WEIGHT_REGS=group.scatter_weight_regs(),
+                                STAGE_WEIGHTS=group.scatter_stage_weights())))
     out.append(Variant("group_scan", "group_scan", f32, INDEX_TYPES[0], 0, "group_scan.ptx.in",
                        {"ENTRY": "group_scan",
                         "BLOCK_EXCLUSIVE_SCAN": scan("%sum", "%prefix", "%total", "warp_sums")}))

@@ -106,7 +106,8 @@ scatterptx_status scatterptx_plan_create(const scatterptx_scatter_add_args* args
     *plan_out = nullptr;
     auto made = std::make_unique<scatterptx_plan_st>();
     made->problem = validate_arguments(args);
-    const GroupOptions checked = validate_group_options(options, made->problem);
+    GroupOptions checked = validate_group_options(options, made->problem);
+    checked.weights_read_at_execute = true;
     made->grouping = make_group_plan(made->problem, checked);
     if (workspace != nullptr && made->grouping.grouped()) require_workspace(made->grouping, workspace, workspace_bytes);
     const DriverApi& api = require_driver();

@@ -82,6 +82,11 @@ void launch_grouping(const DriverApi& api, const ContextState& state, const Prob
     scatter.keys_out = workspace + w.keys[pass % 2];
     scatter.values_out = workspace + w.rows[pass % 2];
     scatter.out_rows = p.out_rows;
+    if (plan.weights_in_sort) {
+      scatter.weights_in = pass == 0 ? p.weights_address : workspace + w.weights[(pass - 1) % 2];
+      scatter.weights_out = workspace + w.weights[pass % 2];
+      scatter.weight_bytes = static_cast<uint32_t>(p.weight_bytes());
+    }
     out_of_order.apply(scatter);
     launch(api, state.functions[plan.scatter_variant[from_index]], tiles, 1, kSortThreads, stream,
            scatter.packed().data());
@@ -112,8 +117,9 @@ void launch_segment_sums(const DriverApi& api, const ContextState& state, const 
   sums.partial_stride = plan.partial_stride;
   sums.plan_error = workspace + w.plan_error;
   sums.error_record = index_error_slot;
-  sums.weights = p.weights_address;
+  sums.weights = plan.weights_in_sort ? workspace + w.weights[plan.final_buffer()] : p.weights_address;
   sums.weight_bytes = static_cast<uint32_t>(p.weight_bytes());
+  sums.weights_sorted = plan.weights_in_sort ? 1 : 0;
   sums.include_self = p.include_self ? 1 : 0;
   gate.apply(sums);
   launch(api, state.functions[plan.segment_sum_variant], plan.summing_grid_x, plan.summing_grid_y, threads, stream,

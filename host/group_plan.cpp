@@ -47,7 +47,7 @@ std::string auto_reason(const Problem& p) {
   return "";
 }
 
-GroupWorkspace layout_workspace(const GroupPlan& plan, uint64_t rows) {
+GroupWorkspace layout_workspace(const GroupPlan& plan, uint64_t rows, uint64_t weight_bytes) {
   GroupWorkspace w;
   uint64_t at = 0;
   auto take = [&](uint64_t bytes) {
@@ -62,6 +62,9 @@ GroupWorkspace layout_workspace(const GroupPlan& plan, uint64_t rows) {
   w.order_flag = w.plan_error + 8;
   for (int b = 0; b < buffers; ++b) w.keys[b] = take(4 * rows);
   for (int b = 0; b < buffers; ++b) w.rows[b] = take(4 * rows);
+  if (plan.weights_in_sort) {
+    for (int b = 0; b < buffers; ++b) w.weights[b] = take(weight_bytes * rows);
+  }
   w.counts = take(4 * kSortDigits * plan.sort_tiles);
   w.totals = take(4 * kSortDigits);
   if (plan.mode == SCATTERPTX_MODE_SEGMENTED) {
@@ -201,7 +204,8 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o, const DeviceL
       find_variant(KernelFamily::group_segment_sum, p.dtype, SCATTERPTX_INDEX_INT32, slice, p.reduce, p.weighted);
   // Weighted partial sums are sums: the plain combine adds them.
   plan.combine_variant = find_variant(KernelFamily::group_combine, p.dtype, SCATTERPTX_INDEX_INT32, slice, p.reduce);
-  plan.workspace = layout_workspace(plan, m);
+  plan.weights_in_sort = p.weighted && !o.weights_read_at_execute && (p.weight_bytes() == 2 || p.weight_bytes() == 4);
+  plan.workspace = layout_workspace(plan, m, p.weight_bytes());
   return plan;
 }
 
@@ -237,6 +241,7 @@ std::string GroupPlan::describe() const {
            field("combine_levels", combine_levels) + field("summing_warps", summing_warps) +
            field("grid", summing_grid_x) + "x" + std::to_string(summing_grid_y) +
            field("workspace_bytes", workspace.bytes) + field("streams_when_sorted", streams_when_sorted ? 1 : 0);
+    if (weights_in_sort) out += field("weights_in_sort", 1);
   }
   return out + reduce;
 }

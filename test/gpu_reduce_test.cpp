@@ -291,6 +291,77 @@ TEST_P(ReduceTest, MatchesTheFloat64ReduceInEveryLayoutAndEntry) {
 INSTANTIATE_TEST_SUITE_P(Sm90, ReduceTest, ::testing::ValuesIn(all_cases()),
                          [](const ::testing::TestParamInfo<ReduceCase>& info) { return info.param.name(); });
 
+// A plan's executes read the weights as they are at each execute, by source
+// row; the one-shot grouped call carries them through the sort instead (2-
+// and 4-byte weights). Both sum in the same order: bitwise the same result.
+class WeightedPlanTest : public ::testing::TestWithParam<scatterptx_dtype> {
+ protected:
+  void SetUp() override { SCATTERPTX_REQUIRE_GPU(); }
+};
+
+TEST_P(WeightedPlanTest, ExecutesReadTheWeightsAsTheyAreThen) {
+  const uint64_t seed = fresh_seed();
+  ScatterShape s;
+  s.dtype = GetParam();
+  s.cols = 64;
+  s.out_rows = 3000;  // 12 key bits: two radix passes, the weights ping-pong
+  s.src_rows = 50000;
+  SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
+  const HostScatter host = make_random_scatter(s, seed);
+  DeviceScatter device(s, host);
+  // The rows' own dtype: the one-shot call carries 4- and 2-byte weights, gathers f64's 8.
+  const scatterptx_dtype weights_dtype = GetParam();
+  const HostWeights first = random_weights(s.src_rows, weights_dtype, derive_seed(seed, 9));
+  const HostWeights second = random_weights(s.src_rows, weights_dtype, derive_seed(seed, 10));
+  DeviceBuffer weights(first.bytes.size());
+  upload(weights.address(), first.bytes.data(), first.bytes.size());
+  scatterptx_scatter_add_args args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+  args.weights = weights.pointer();
+  args.weights_dtype = weights_dtype;
+  const scatterptx_group_options options = group_options(GroupMode::kSegmented);
+  const auto expect_weighted_by = [&](const HostWeights& w, const char* what) {
+    SCOPED_TRACE(what);
+    ReduceCheck check;
+    check.weights = w.values;
+    const CheckReport report = check_scatter_reduce(host.out0, host.src, host.index, device.download_out(), check);
+    EXPECT_TRUE(report.ok) << report.summary();
+    EXPECT_EQ(device.guard_damage(), "");
+  };
+
+  ScopedPlan plan;
+  ASSERT_EQ(scatterptx_plan_create(&args, &options, nullptr, 0, nullptr, plan.receive()), SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+  EXPECT_EQ(describe_group_plan(plan.get()).find("weights_in_sort"), std::string::npos) << "plans read by row";
+  ASSERT_EQ(scatterptx_plan_execute(plan.get(), args.out, args.src, nullptr), SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+  expect_weighted_by(first, "plan, the weights of create");
+  upload(weights.address(), second.bytes.data(), second.bytes.size());
+  device.reset_out(host.out0);
+  ASSERT_EQ(scatterptx_plan_execute(plan.get(), args.out, args.src, nullptr), SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+  expect_weighted_by(second, "plan, the weights changed after create");
+  const HostMatrix by_plan = device.download_out();
+
+  device.reset_out(host.out0);
+  Workspace workspace;
+  allocate_workspace(args, options, &workspace);
+  if (::testing::Test::HasFatalFailure()) return;
+  ASSERT_EQ(scatterptx_scatter_add_grouped(&args, &options, workspace.pointer(), workspace.bytes, nullptr),
+            SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+  expect_weighted_by(second, "one-shot grouped call");
+  EXPECT_EQ(first_difference(by_plan, device.download_out()), "") << "the carried weights sum as the gathered ones";
+  int64_t position = -1;
+  ASSERT_EQ(scatterptx_take_index_error(&position), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+  EXPECT_EQ(position, -1) << "no index was out of range";
+}
+
+INSTANTIATE_TEST_SUITE_P(Sm90, WeightedPlanTest,
+                         ::testing::Values(SCATTERPTX_F32, SCATTERPTX_BF16, SCATTERPTX_F16, SCATTERPTX_F64),
+                         [](const ::testing::TestParamInfo<scatterptx_dtype>& info) {
+                           return std::string(scatterptx_dtype_name(info.param));
+                         });
+
 class ReduceRefusalTest : public ::testing::TestWithParam<scatterptx_dtype> {
  protected:
   void SetUp() override { SCATTERPTX_REQUIRE_GPU(); }

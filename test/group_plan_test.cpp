@@ -7,6 +7,7 @@
 #include "errors.hpp"
 #include "group_launch.hpp"
 #include "group_plan.hpp"
+#include "plan_math.hpp"
 
 namespace {
 
@@ -400,6 +401,52 @@ TEST(GroupPlan, TheDefaultCallGroupsWeightedFewTargetsAndStreamsWhatASumStreams)
   Problem off = weighted(uniform, SCATTERPTX_F32);
   off.grouping = SCATTERPTX_GROUPING_OFF;
   EXPECT_EQ(plan_default_call(off, kDevice).mode, SCATTERPTX_MODE_STREAMING);
+}
+
+// A call that sorts and sums at once has the radix passes carry 2- and
+// 4-byte weights, in two more ping-pong buffers of M weights, so that the
+// sums read them in grouped order; 8-byte weights and plan objects (whose
+// executes read the weights as they are then) keep reading them by row.
+TEST(GroupPlan, TheSortCarriesTwoAndFourByteWeightsOfOneShotCalls) {
+  const Problem rows = contiguous(SCATTERPTX_F32, 300000, 250000, 128);
+  const GroupPlan plain = make_group_plan(rows, mode(SCATTERPTX_MODE_SEGMENTED));
+  EXPECT_FALSE(plain.weights_in_sort);
+  const GroupPlan carried = make_group_plan(weighted(rows, SCATTERPTX_F32), mode(SCATTERPTX_MODE_SEGMENTED));
+  ASSERT_TRUE(carried.weights_in_sort);
+  ASSERT_GT(carried.passes, 1u);
+  const GroupWorkspace& w = carried.workspace;
+  EXPECT_EQ(w.weights[0] % kWorkspaceAlignment, 0u);
+  EXPECT_GE(w.weights[1], w.weights[0] + 4 * rows.src_rows);
+  EXPECT_GE(w.bytes, w.weights[1] + 4 * rows.src_rows);
+  EXPECT_GE(w.weights[0], w.rows[1] + 4 * rows.src_rows) << "apart from the positions";
+  EXPECT_EQ(w.bytes - plain.workspace.bytes, 2 * align_up(4 * rows.src_rows, kWorkspaceAlignment));
+  EXPECT_NE(carried.describe().find(" weights_in_sort=1"), std::string::npos) << carried.describe();
+
+  const Problem bf16 = weighted(contiguous(SCATTERPTX_BF16, 300000, 250000, 128), SCATTERPTX_BF16);
+  EXPECT_TRUE(make_group_plan(bf16, mode(SCATTERPTX_MODE_SEGMENTED)).weights_in_sort) << "2-byte weights";
+  EXPECT_TRUE(plan_default_call(bf16, kDevice).weights_in_sort) << "the default call groups and sums at once";
+  const Problem f64 = contiguous(SCATTERPTX_F64, 300000, 250000, 128);
+  EXPECT_FALSE(make_group_plan(weighted(f64, SCATTERPTX_F64), mode(SCATTERPTX_MODE_SEGMENTED)).weights_in_sort)
+      << "8-byte weights are gathered by row";
+  EXPECT_TRUE(make_group_plan(weighted(f64, SCATTERPTX_F32), mode(SCATTERPTX_MODE_SEGMENTED)).weights_in_sort)
+      << "f32 weights of f64 rows are 4 bytes";
+
+  GroupOptions object = mode(SCATTERPTX_MODE_SEGMENTED);
+  object.weights_read_at_execute = true;
+  const GroupPlan read_at_execute = make_group_plan(weighted(rows, SCATTERPTX_F32), object);
+  EXPECT_FALSE(read_at_execute.weights_in_sort);
+  EXPECT_EQ(read_at_execute.workspace.bytes, plain.workspace.bytes);
+  EXPECT_EQ(read_at_execute.describe().find("weights_in_sort"), std::string::npos);
+}
+
+// One radix pass writes one buffer of each kind, weights too.
+TEST(GroupPlan, OnePassCarriesWeightsInOneBuffer) {
+  const GroupPlan plan = make_group_plan(weighted(contiguous(SCATTERPTX_F32, 100000, 200, 128), SCATTERPTX_F32),
+                                         mode(SCATTERPTX_MODE_SEGMENTED));
+  ASSERT_EQ(plan.passes, 1u);
+  ASSERT_TRUE(plan.weights_in_sort);
+  EXPECT_EQ(plan.workspace.weights[1], 0u);
+  EXPECT_GE(plan.workspace.bytes, plan.workspace.weights[0] + 4 * 100000);
 }
 
 TEST(GroupPlan, APlainSumDescribesItselfAsBefore) {

@@ -113,7 +113,9 @@ typedef struct scatterptx_schedule {
  * pool of the library's (cuMemAllocFromPoolAsync, capturable). Its size is
  * scatterptx_plan_workspace_size()'s for SEGMENTED, about
  * 16*M + 4*256*ceil(M/2048) + 4*ceil(M/256)*row_bytes + 1 KB (row_bytes of
- * f32 sums, f64 for f64, rounded up to 16): the call's peak extra memory. */
+ * f32 sums, f64 for f64, rounded up to 16), plus 2*M*weight_bytes for
+ * weights of 2 or 4 bytes, which the sort carries: the call's peak extra
+ * memory. */
 typedef enum scatterptx_grouping {
   /* Group where it wins; if no workspace can be had, take the streaming
    * paths instead (nothing is written before that choice). */
@@ -266,7 +268,10 @@ typedef struct scatterptx_plan_st* scatterptx_plan;
  * aligned pointers may make create pick STREAMING, which needs less. options
  * NULL means the defaults. For SEGMENTED with M = src_rows, T = out_rows, row_bytes of
  * the accumulator type (f32 for f16/bf16/f32, f64 for f64), rounded up to 16:
- *   about 16*M + 4*256*ceil(M/2048) + 4*ceil(M/256)*row_bytes + 1 KB. */
+ *   about 16*M + 4*256*ceil(M/2048) + 4*ceil(M/256)*row_bytes + 1 KB,
+ * plus 2*M*weight_bytes for weights of 2 or 4 bytes (scatterptx_scatter_add
+ * and scatterptx_scatter_add_grouped carry them through the sort; a plan's
+ * executes read them by source row, as they are then, and use none of it). */
 SCATTERPTX_API
 scatterptx_status scatterptx_plan_workspace_size(const scatterptx_scatter_add_args* args,
                                                  const scatterptx_group_options* options, size_t* bytes);
@@ -279,7 +284,8 @@ scatterptx_status scatterptx_plan_workspace_size(const scatterptx_scatter_add_ar
  * destroy) its own, else a device allocation of at least
  * scatterptx_plan_workspace_size() bytes, 256-byte aligned, that the caller
  * keeps alive and untouched until destroy. A SEGMENTED plan reads the
- * index's contents once, here (later changes to it are not seen); a
+ * index's contents once, here (later changes to it are not seen), and its
+ * weights, if any, at each execute; a
  * STREAMING plan reads it at every execute, so it must stay valid.
  * RECORD mode: every execute records an out-of-range index, exactly as
  * scatter_add does (its row is skipped). CHECKED mode: such an index fails
