@@ -342,9 +342,9 @@ void check_group_plan(const Problem& p, const DeviceLimits& device, const GroupP
   // positions below M and write out rows below out_rows.
   require(index_tensor(p).contains(Range{p.index_address, m * p.index_bytes}), "grouped: the index read", p);
   // Weighted: the first pass (carrying them) or the sums read weights[position]
-  // for positions below M; carried, they move between two workspace buffers of
-  // M weights each (check_workspace_layout), 2 or 4 bytes wide, as the
-  // scatter kernel reads and writes them.
+  // for positions below M. Carried weights move between workspace buffers of
+  // M weights each, whose places check_workspace_layout checks; the scatter
+  // kernel moves 2- or 4-byte weights only.
   require(weights_tensor(p).contains(Range{p.weights_address, p.weighted ? m * p.weight_bytes() : 0}),
           "grouped: the weights read", p);
   require(!plan.weights_in_sort || (p.weighted && (p.weight_bytes() == 2 || p.weight_bytes() == 4)),

@@ -200,7 +200,8 @@ def scatter_stage_weights():
     """Weighted: the tile's weights, read in input order (round r: input
     %thread + 256 r, every round's load in flight together; a 2-byte weight
     is zero-extended into its word), each stored at its input's place in
-    the tile's digit order (staged_places). Unweighted CTAs skip it."""
+    the tile's digit order (staged_places) in warp_counters, which the
+    write rounds no longer need. Unweighted CTAs skip it."""
     loads = "".join(
         f"    add.u32             %r, %thread, {256 * r};\n"
         f"    setp.lt.u32         %in{r}, %r, %tile_keys;\n"
@@ -218,6 +219,6 @@ def scatter_stage_weights():
     return ("    @!%weighted bra.uni WEIGHTS_STAGED;\n" + loads +
             "    mov.u32             %a, staged_places;\n"
             "    mad.lo.u32          %a, %thread, 4, %a;\n"
-            "    mov.u32             %weight_area, staged_weights;\n" + stores +
+            "    mov.u32             %weight_area, warp_counters;\n" + stores +
             "    bar.sync            0;\n"
             "WEIGHTS_STAGED:")

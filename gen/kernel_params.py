@@ -164,7 +164,7 @@ KERNEL_PARAMS = {
         _p("u64", "partial_stride"),
         _p("u64", "plan_error", "u64: smallest bad source position, all ones if none"),
         _p("u64", "error_record", "u64: smallest bad source position"),
-        _p("u64", "weights", "weighted variants: per source row factors"),
+        _p("u64", "weights", "weighted variants: factors by source row, or in grouped order"),
         _p("u32", "weight_bytes", "4: f32 weights, else of the rows' dtype"),
         _p("u32", "include_self", "nonzero: out's own value joins each reduce"),
         _p("u32", "weights_sorted", "nonzero: weights in grouped order (the sort carried them)"),

@@ -303,9 +303,12 @@ TEST_P(WeightedPlanTest, ExecutesReadTheWeightsAsTheyAreThen) {
   const uint64_t seed = fresh_seed();
   ScatterShape s;
   s.dtype = GetParam();
-  s.cols = 64;
-  s.out_rows = 3000;  // 12 key bits: two radix passes, the weights ping-pong
-  s.src_rows = 50000;
+  // Rows of 512 bytes or more, 65536 and more of them, into an out beyond L2's
+  // share: the default call groups too. 16 key bits: two radix passes, so the
+  // carried weights ping-pong.
+  s.cols = 256;
+  s.out_rows = 40000;
+  s.src_rows = 70000;
   SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
   const HostScatter host = make_random_scatter(s, seed);
   DeviceScatter device(s, host);
@@ -351,6 +354,15 @@ TEST_P(WeightedPlanTest, ExecutesReadTheWeightsAsTheyAreThen) {
       << scatterptx_last_error_message();
   expect_weighted_by(second, "one-shot grouped call");
   EXPECT_EQ(first_difference(by_plan, device.download_out()), "") << "the carried weights sum as the gathered ones";
+
+  const std::string default_plan = describe_plan(args);
+  EXPECT_EQ(default_plan.rfind("mode=segmented", 0), 0u) << default_plan;
+  EXPECT_EQ(default_plan.find("weights_in_sort=1") != std::string::npos, GetParam() != SCATTERPTX_F64)
+      << "the default call carries 2- and 4-byte weights: " << default_plan;
+  device.reset_out(host.out0);
+  ASSERT_EQ(scatterptx_scatter_add(&args, nullptr), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+  expect_weighted_by(second, "default call");
+  EXPECT_EQ(first_difference(by_plan, device.download_out()), "") << "the default call sums as the plan does";
   int64_t position = -1;
   ASSERT_EQ(scatterptx_take_index_error(&position), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
   EXPECT_EQ(position, -1) << "no index was out of range";
