@@ -66,253 +66,27 @@ Everything traced, compiled, differentiated or under a mode goes through
 the dispatcher.
 """
 
-import ctypes
-import struct
-import threading
-import warnings
-
 import torch
 
-from . import _binding
-from ._torch_allocator import use_torch_allocator
+from ._torch_call import (_INDEX_TYPES, _count_fallback, _fallback_reason, _launch_as_is, _reduce_fallback_reason,
+                          _run_library, fallback_counts, reset_fallback_counts)
+from ._torch_math import _weighted_rows, scatter_reduce_grads, source_grad, weighted_source_grads
 
-__all__ = ["disable", "enable", "enabled", "fallback_counts", "index_add", "index_add_", "reset_route_counts",
-           "route_counts", "scatter", "scatter_reduce", "scatter_reduce_", "weighted_index_add", "weighted_index_add_"]
+__all__ = ["disable", "enable", "enabled", "fallback_counts", "index_add", "index_add_", "reset_fallback_counts",
+           "reset_route_counts", "route_counts", "scatter", "scatter_reduce", "scatter_reduce_", "weighted_index_add",
+           "weighted_index_add_"]
 
-_SUPPORTED_DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.float64: "f64"}
-_INDEX_TYPES = {torch.int32: "int32", torch.int64: "int64"}
 _REDUCES = ("sum", "mean", "amax", "amin")  # scatter_reduce's, as torch names them
 # scatter's reduce (torch_scatter's and PyG's names) -> scatter_reduce's
 _SCATTER_REDUCES = {"sum": "sum", "add": "sum", "mean": "mean", "max": "amax", "min": "amin", "amax": "amax",
                     "amin": "amin"}
 # Reductions torch_scatter and PyG offer that the library does not have.
 _OTHER_REDUCES = ("mul", "prod", "any")
-# The grouped kernels' limits (u32 source positions and keys): every reduce
-# but a sum with include_self runs grouped only (scatterptx.h).
-_MAX_GROUPED_ROWS = 2**32 - 1
-_MAX_GROUPED_TARGETS = 2**32 - 2
-
-# ---------------------------------------------------------------------------
-# Fallback accounting
-
-_fallback_lock = threading.Lock()
-_fallback_counts = {}
-
-
-def fallback_counts():
-    """{reason: calls} of the calls that ran torch's own op (index_add_ or
-    scatter_reduce_) instead of the library, since the process started (or
-    reset_fallback_counts)."""
-    with _fallback_lock:
-        return dict(_fallback_counts)
-
-
-def reset_fallback_counts():
-    """Forgets the counts; a reason seen again is warned about again."""
-    with _fallback_lock:
-        _fallback_counts.clear()
-
-
-def _count_fallback(reason, torch_op="index_add_"):
-    with _fallback_lock:
-        first = reason not in _fallback_counts
-        _fallback_counts[reason] = _fallback_counts.get(reason, 0) + 1
-    if first:
-        warnings.warn(f"scatterptx: {reason}; running torch's {torch_op} instead (warned once per reason; "
-                      "see scatterptx.torch.fallback_counts())", RuntimeWarning, stacklevel=4)
 
 
 # ---------------------------------------------------------------------------
-# The library call
-
-_capability = {}  # device index -> (major, minor)
-_args_template = None
-_library_fn = None
-
-
-def _device_capability(device_index):
-    found = _capability.get(device_index)
-    if found is None:
-        found = _capability[device_index] = torch.cuda.get_device_capability(device_index)
-    return found
-
-
-def _runs_as_is(t):
-    """The library reads t as it is: 2-D, unit column stride, rows that do not overlap."""
-    rows, cols = t.shape
-    return (cols <= 1 or t.stride(1) == 1) and (rows <= 1 or t.stride(0) >= cols)
-
-
-def _row_stride(t):
-    return t.stride(0) if t.shape[0] > 1 else t.shape[1]
-
-
-def _fallback_reason(out, index, source):
-    """Why the library cannot take these tensors (None when it can). Invalid
-    combinations get a reason too: torch's op then raises torch's error."""
-    if out.dim() != 2 or source.dim() != 2 or index.dim() != 1:
-        return f"{out.dim()}-D out, {index.dim()}-D index, {source.dim()}-D src (the library takes 2-D, 1-D, 2-D)"
-    if out.dtype not in _SUPPORTED_DTYPES:
-        return f"dtype {out.dtype} (the library takes float32, float16, bfloat16, float64)"
-    if index.dtype not in _INDEX_TYPES:
-        return f"index dtype {index.dtype}"
-    device = out.get_device()
-    if source.get_device() != device or index.get_device() != device:
-        return "tensors on different devices"
-    if source.dtype != out.dtype or source.shape[1] != out.shape[1] or index.shape[0] != source.shape[0]:
-        return "mismatched shapes or dtypes"
-    major, minor = _device_capability(device)
-    if major < 9:
-        return f"compute capability {major}.{minor} (the library needs 9.0 or newer)"
-    return None
-
-
-def _reduce_fallback_reason(out, index, source, reduce="sum", include_self=True, weights=None):
-    """_fallback_reason for a scatter_reduce or a weighted sum: also weights in
-    out's memory, and a reduce that runs grouped only beyond grouping's limits."""
-    reason = _fallback_reason(out, index, source)
-    if reason is not None:
-        return reason
-    if weights is not None and out.numel() and weights.untyped_storage().data_ptr() == out.untyped_storage().data_ptr():
-        return "weights share memory with out"
-    if (reduce != "sum" or not include_self) and (source.shape[0] > _MAX_GROUPED_ROWS
-                                                   or out.shape[0] > _MAX_GROUPED_TARGETS):
-        return (f"reduce={reduce!r}, include_self={include_self} beyond 2^32 - 1 source rows or 2^32 - 2 targets "
-                "(it runs grouped only)")
-    return None
-
-
-def _make_context_current(device_index):
-    # A thread that has made no CUDA runtime call yet has no current context
-    # for the driver API; any runtime call binds the device's primary context.
-    torch.cuda.mem_get_info(device_index)
-
-
-def _launch(out, index, source, device_index, reduce="sum", include_self=True, weights=None):
-    """out[index[i], :] += source[i, :] by the library (weights[i] * source[i, :]
-    with weights; as torch's scatter_reduce_ for another reduce or without
-    include_self), on torch's current stream of device_index; out and source
-    satisfy _runs_as_is, weights is contiguous. Under torch's deterministic
-    mode a sum takes the deterministic grouped mode; every other reduce
-    groups anyway, deterministically."""
-    args = _binding.Args.from_buffer_copy(_args_template_or_init())
-    args.out = out.data_ptr()
-    args.out_rows = out.shape[0]
-    args.out_row_stride = _row_stride(out)
-    args.src = source.data_ptr()
-    args.src_rows, args.cols = source.shape
-    args.src_row_stride = _row_stride(source)
-    args.dtype = _binding.DTYPES[_SUPPORTED_DTYPES[out.dtype]]
-    args.index = index.data_ptr()
-    args.index_type = _binding.INDEX_TYPES[_INDEX_TYPES[index.dtype]]
-    args.reduce = _binding.REDUCES[reduce]
-    args.include_self = 1 if include_self else 0
-    if weights is not None:
-        args.weights = weights.data_ptr()
-        args.weights_dtype = _binding.DTYPES[_SUPPORTED_DTYPES[weights.dtype]]
-    stream = ctypes.c_void_p(torch._C._cuda_getCurrentRawStream(device_index) or None)
-    if torch.are_deterministic_algorithms_enabled() and reduce == "sum" and include_self:
-        def call():
-            return _deterministic_call(args, stream, out.device)
-    else:
-        def call():
-            return _library_fn(ctypes.byref(args), stream)
-    status = call()
-    if status == 3:  # SCATTERPTX_ERROR_NO_CONTEXT
-        _make_context_current(device_index)
-        status = call()
-    _binding.check(status)
-
-
-def _deterministic_call(args, stream, device):
-    """The grouped call with deterministic = 1, in a workspace from torch's
-    caching allocator on the call's stream (torch's current one)."""
-    library = _binding.library()
-    options = _binding.GroupOptions()
-    library.scatterptx_group_options_init(ctypes.byref(options))
-    options.deterministic = 1
-    size = ctypes.c_size_t(0)
-    status = library.scatterptx_plan_workspace_size(ctypes.byref(args), ctypes.byref(options), ctypes.byref(size))
-    if status != _binding.SUCCESS:
-        return status
-    workspace = torch.empty(size.value, dtype=torch.uint8, device=device) if size.value else None
-    pointer = None if workspace is None else workspace.data_ptr()
-    return library.scatterptx_scatter_add_grouped(ctypes.byref(args), ctypes.byref(options), pointer, size.value,
-                                                  stream)
-
-
-# The fast path: tensors the library takes as they are, checked and packed
-# with as few torch calls as possible (bench/python_call_overhead.py).
-# Args' leading fields, out through index_type, in the C struct's layout;
-# the rest (index_check, path, schedule, grouping) stay the template's.
-_ARGS_HEAD = struct.Struct("@PqqPqqqiPi")
-if _ARGS_HEAD.size != _binding.Args.index_type.offset + ctypes.sizeof(ctypes.c_int):
-    raise ImportError("scatterptx.torch: the packed argument head does not match scatterptx_scatter_add_args")
-_signatures = {}  # (dtypes, devices) -> (dtype code, index code), or () where the library cannot run
-_thread_args = threading.local()
-
-
-def _signature_codes(out_dtype, index_dtype, source_dtype, device, index_device, source_device):
-    if (out_dtype not in _SUPPORTED_DTYPES or source_dtype != out_dtype or index_dtype not in _INDEX_TYPES
-            or device < 0 or index_device != device or source_device != device
-            or _device_capability(device)[0] < 9):
-        return ()
-    return (_binding.DTYPES[_SUPPORTED_DTYPES[out_dtype]], _binding.INDEX_TYPES[_INDEX_TYPES[index_dtype]])
-
-
-def _launch_as_is(out, index, source):
-    """The library call for the common case, or False where the general path
-    must run: 2-D out and src the library reads as they are, a contiguous
-    1-D index, supported dtypes on one sm_90+ device, no determinism."""
-    key = (out.dtype, index.dtype, source.dtype, out.get_device(), index.get_device(), source.get_device())
-    codes = _signatures.get(key)
-    if codes is None:
-        codes = _signatures[key] = _signature_codes(*key)
-    if not codes or index.dim() != 1 or torch.are_deterministic_algorithms_enabled():
-        return False
-    out_shape, source_shape = out.shape, source.shape
-    if len(out_shape) != 2 or len(source_shape) != 2:
-        return False
-    rows, cols = source_shape
-    out_rows = out_shape[0]
-    if out_shape[1] != cols or index.shape[0] != rows or rows == 0 or cols == 0:
-        return False
-    out_stride, source_stride = out.stride(), source.stride()
-    if cols > 1 and (out_stride[1] != 1 or source_stride[1] != 1):
-        return False
-    out_row_stride = out_stride[0] if out_rows > 1 else cols
-    source_row_stride = source_stride[0] if rows > 1 else cols
-    if out_row_stride < cols or source_row_stride < cols or (rows > 1 and index.stride(0) != 1):
-        return False
-    args = getattr(_thread_args, "args", None)
-    if args is None:
-        args = _thread_args.args = _binding.Args.from_buffer_copy(_args_template_or_init())
-    _ARGS_HEAD.pack_into(args, 0, out.data_ptr(), out_rows, out_row_stride, source.data_ptr(), rows,
-                         source_row_stride, cols, codes[0], index.data_ptr(), codes[1])
-    device = key[3]
-    previous = torch._C._cuda_exchangeDevice(device)  # the library runs in the current context
-    try:
-        stream = torch._C._cuda_getCurrentRawStream(device)
-        status = _library_fn(ctypes.byref(args), stream)
-        if status == 3:  # SCATTERPTX_ERROR_NO_CONTEXT
-            _make_context_current(device)
-            status = _library_fn(ctypes.byref(args), stream)
-    finally:
-        torch._C._cuda_maybeExchangeDevice(previous)
-    _binding.check(status)
-    return True
-
-
-def _args_template_or_init():
-    global _args_template, _library_fn
-    if _args_template is None:
-        template = _binding.Args()
-        _binding.library().scatterptx_scatter_add_args_init(ctypes.byref(template))
-        _library_fn = _binding.library().scatterptx_scatter_add
-        use_torch_allocator()  # the default call's grouping workspaces come from torch
-        _args_template = template
-    return _args_template
-
+# The kernels: the library on CUDA tensors (scatterptx/_torch_call.py), torch's
+# own ops elsewhere and where the library cannot take the tensors
 
 def _index_add_cuda(out, index, source):
     """The in-place kernel for CUDA tensors."""
@@ -324,28 +98,6 @@ def _index_add_cuda(out, index, source):
         _count_fallback(reason)
         return
     _run_library(out, index, source)
-
-
-def _run_library(out, index, source, reduce="sum", include_self=True, weights=None):
-    """_launch for any layout of tensors _reduce_fallback_reason takes: out
-    with a non-unit column stride in a contiguous copy, copied back."""
-    if source.shape[0] == 0 or source.shape[1] == 0:
-        return
-    device_index = out.get_device()
-    if not index.is_contiguous():
-        index = index.contiguous()
-    if not _runs_as_is(source):
-        source = source.contiguous()
-    if weights is not None and not weights.is_contiguous():
-        weights = weights.contiguous()
-    target = out if _runs_as_is(out) else out.contiguous()
-    previous = torch._C._cuda_exchangeDevice(device_index)  # the library runs in the current context
-    try:
-        _launch(target, index, source, device_index, reduce, include_self, weights)
-    finally:
-        torch._C._cuda_maybeExchangeDevice(previous)
-    if target is not out:
-        out.copy_(target)
 
 
 def _index_add_other(out, index, source):
@@ -394,19 +146,6 @@ def _check_scatter_reduce(out, index, src, reduce):
                  lambda: f"scatterptx.scatter_reduce: out on {out.device}, index on {index.device}, "
                          f"src on {src.device}")
 
-
-def _product_dtype(source_dtype, weights_dtype):
-    """What a weighted row is multiplied in: float32, float64 for float64."""
-    wide = torch.promote_types(source_dtype, weights_dtype)
-    return torch.promote_types(wide, torch.float32) if wide.is_floating_point else wide
-
-
-def _weighted_rows(source, weights):
-    """weights[i] * source[i] in source's dtype, the product taken in
-    _product_dtype as the library's streaming path takes it."""
-    wide = _product_dtype(source.dtype, weights.dtype)
-    shape = (-1,) + (1,) * (source.dim() - 1)
-    return (source.to(wide) * weights.to(wide).reshape(shape)).to(source.dtype)
 
 
 def _torch_scatter_reduce_(out, index, src, reduce, include_self):
@@ -543,14 +282,6 @@ def _scatter_reduce_fake(out, index, src, reduce, *, include_self=True):
 # ---------------------------------------------------------------------------
 # Autograd
 
-def source_grad(grad, index, out_rows):
-    """grad[index], with zero rows where index is outside [0, out_rows): the
-    gradient of src in out.index_add_(0, index, src) when bad rows are skipped."""
-    index = index.reshape(-1)
-    in_range = (index >= 0) & (index < out_rows)
-    rows = grad.index_select(0, torch.where(in_range, index, 0))
-    return torch.where(in_range.view((-1,) + (1,) * (grad.dim() - 1)), rows, 0)
-
 
 class _IndexAddFunction(torch.autograd.Function):
     @staticmethod
@@ -593,24 +324,6 @@ _lib.impl("index_add", _index_add_autograd, "Autograd", with_keyset=True)
 _lib.impl("index_add_", _index_add__autograd, "Autograd", with_keyset=True)
 
 
-def weighted_source_grads(grad, index, source, weights, need_source=True, need_weights=True):
-    """(gradient of source, gradient of weights) of
-    out.index_add_(0, index, weights[:, None] * source) for the gradient grad
-    of the result: weights[i] * grad[index[i]] and the dot product of
-    grad[index[i]] with source[i], each zero where index[i] is outside
-    [0, out_rows), and None where not needed. Products in float32 (float64
-    for float64), as the forward's."""
-    rows = source_grad(grad, index, grad.shape[0])
-    grad_source = _weighted_rows(rows, weights) if need_source else None
-    grad_weights = None
-    if need_weights:
-        wide = _product_dtype(source.dtype, weights.dtype)
-        products = rows.to(wide) * source.to(wide)
-        if products.dim() > 1:
-            products = products.flatten(1).sum(1)
-        grad_weights = products.to(weights.dtype)
-    return grad_source, grad_weights
-
 
 class _WeightedIndexAddFunction(torch.autograd.Function):
     @staticmethod
@@ -648,47 +361,6 @@ def _weighted_index_add__autograd(keyset, out, index, source, weights):
         return _weighted_index_add__op.redispatch(keyset & torch._C._after_ADInplaceOrView_keyset, out, index, source,
                                                   weights)
 
-
-def _accumulation_dtype(dtype):
-    return torch.float64 if dtype == torch.float64 else torch.float32
-
-
-def _target_counts(index, valid, out_rows):
-    """How many entries of index within [0, out_rows) name each row, in float64 (exact)."""
-    counts = torch.zeros(out_rows, dtype=torch.float64, device=index.device)
-    return counts.index_add_(0, torch.where(valid, index, 0), valid.to(torch.float64))
-
-
-def scatter_reduce_grads(grad, index, reduce, include_self, out=None, src=None, result=None):
-    """(gradient of out, gradient of src) of
-    out.scatter_reduce_(0, index.view(-1, 1).expand_as(src), src, reduce, include_self),
-    torch's scatter_reduce_backward with the 1-D index; rows of src whose
-    index is outside [0, out_rows) get zero. amax and amin need out (before
-    the call), src and the result. Counts are exact (torch counts in the
-    rows' dtype, exactly up to 256 operands in bfloat16, 2048 in float16)."""
-    out_rows = grad.shape[0]
-    valid = (index >= 0) & (index < out_rows)
-    safe = torch.where(valid, index, 0)
-    valid_rows = valid.unsqueeze(1)
-    counts = _target_counts(index, valid, out_rows) if reduce == "mean" or not include_self else None
-    if reduce == "sum":
-        grad_out = grad
-        grad_src = source_grad(grad, index, out_rows)
-    elif reduce == "mean":
-        operands = (counts + 1 if include_self else counts).clamp(min=1)
-        grad_out = (grad / operands.to(_accumulation_dtype(grad.dtype)).unsqueeze(1)).to(grad.dtype)
-        grad_src = torch.where(valid_rows, grad_out.index_select(0, safe), 0)
-    else:  # amax, amin: the gradient shared equally among the operands equal to the result
-        self_is_result = out == result  # torch counts out's value even without include_self
-        src_is_result = (src == result.index_select(0, safe)) & valid_rows
-        wide = _accumulation_dtype(grad.dtype)
-        ties = self_is_result.to(wide).index_add(0, safe, src_is_result.to(wide))
-        shared = (grad / ties).to(grad.dtype)
-        grad_out = self_is_result.to(grad.dtype) * shared
-        grad_src = torch.where(valid_rows, src_is_result.to(grad.dtype) * shared.index_select(0, safe), 0)
-    if not include_self:
-        grad_out = torch.where((counts > 0).unsqueeze(1), 0, grad_out)  # reached rows lost their values
-    return grad_out, grad_src
 
 
 class _ScatterReduceFunction(torch.autograd.Function):

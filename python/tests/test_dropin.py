@@ -15,7 +15,6 @@ import contextlib
 import importlib.util
 import unittest
 from unittest import mock
-import warnings
 
 from package_under_test import scatterptx  # noqa: F401 - puts the package under test on sys.path
 
@@ -26,6 +25,7 @@ if HAVE_TORCH:
     import torch.nn.functional as F
 
     import scatterptx.torch as spt
+    from scatterptx import _torch_call as torch_call
     from scatterptx import dropin
 
 NO_TORCH = "torch is not installed"
@@ -101,7 +101,7 @@ def cpu_routing(capability=(9, 0)):
 
     router = dropin._Router("CPU", stand_in, spt._fallback_reason, reduce_stand_in, spt._reduce_fallback_reason)
     dropin.reset_route_counts()
-    with mock.patch.object(spt, "_device_capability", return_value=capability):
+    with mock.patch.object(torch_call, "_device_capability", return_value=capability):
         previous = dropin._install(router)
         try:
             yield launches

@@ -25,6 +25,7 @@ if HAVE_TORCH:
     import torch
 
     import scatterptx.torch as spt
+    from scatterptx import _torch_call as torch_call
 
 NO_TORCH = "torch is not installed"
 REDUCES = ("sum", "mean", "amax", "amin")
@@ -243,7 +244,7 @@ class CpuFallback(unittest.TestCase):
 
     def test_what_only_torch_takes_falls_back_with_its_reason(self):
         # CPU tensors passing for an sm_90 GPU's, and meta tensors of sizes no test could allocate
-        with mock.patch.object(spt, "_device_capability", return_value=(9, 0)):
+        with mock.patch.object(torch_call, "_device_capability", return_value=(9, 0)):
             out, index, src = case(dtype="float32")
             self.assertIsNone(spt._reduce_fallback_reason(out, index, src, "amax", False))
             self.assertIsNone(spt._reduce_fallback_reason(out, index, src, weights=torch.ones(9)))
