@@ -294,6 +294,15 @@ INSTANTIATE_TEST_SUITE_P(Sm90, ReduceTest, ::testing::ValuesIn(all_cases()),
 // A plan's executes read the weights as they are at each execute, by source
 // row; the one-shot grouped call carries them through the sort instead (2-
 // and 4-byte weights). Both sum in the same order: bitwise the same result.
+ScatterShape contiguous_shape(scatterptx_dtype dtype, int64_t cols, int64_t out_rows, int64_t src_rows) {
+  ScatterShape s;
+  s.dtype = dtype;
+  s.cols = cols;
+  s.out_rows = out_rows;
+  s.src_rows = src_rows;
+  return s;
+}
+
 class WeightedPlanTest : public ::testing::TestWithParam<scatterptx_dtype> {
  protected:
   void SetUp() override { SCATTERPTX_REQUIRE_GPU(); }
@@ -301,14 +310,10 @@ class WeightedPlanTest : public ::testing::TestWithParam<scatterptx_dtype> {
 
 TEST_P(WeightedPlanTest, ExecutesReadTheWeightsAsTheyAreThen) {
   const uint64_t seed = fresh_seed();
-  ScatterShape s;
-  s.dtype = GetParam();
   // Rows of 512 bytes or more, 65536 and more of them, into an out beyond L2's
   // share: the default call groups too. 16 key bits: two radix passes, so the
   // carried weights ping-pong.
-  s.cols = 256;
-  s.out_rows = 40000;
-  s.src_rows = 70000;
+  const ScatterShape s = contiguous_shape(GetParam(), 256, 40000, 70000);
   SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
   const HostScatter host = make_random_scatter(s, seed);
   DeviceScatter device(s, host);
@@ -391,11 +396,7 @@ struct FailingAllocator {
 
 TEST_P(ReduceRefusalTest, RefusedCallsWriteNothing) {
   const uint64_t seed = fresh_seed();
-  ScatterShape s;
-  s.dtype = GetParam();
-  s.cols = 64;
-  s.out_rows = 500;
-  s.src_rows = 4000;
+  const ScatterShape s = contiguous_shape(GetParam(), 64, 500, 4000);
   SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
   const HostScatter host = make_random_scatter(s, seed);
   DeviceScatter device(s, host);
