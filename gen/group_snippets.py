@@ -196,6 +196,22 @@ def scatter_weight_regs():
     return f".reg .b32   %w<{SCATTER_ROUNDS}>;"
 
 
+def scatter_prefetch_weights():
+    """Weighted: thread t prefetches the 128-byte line at byte 128 t of the
+    tile's weights into L2, for the lines the tile has (an address inside
+    them, never past the last weight)."""
+    return ("    @!%weighted bra.uni WEIGHTS_PREFETCHED;\n"
+            "    sub.u64             %t64, %count, %tile_first;\n"
+            f"    min.u64             %t64, %t64, {SORT_TILE_KEYS};\n"
+            "    mul.lo.u64          %t64, %t64, %weight_bytes;\n"
+            "    mul.wide.u32        %addr, %thread, 128;\n"
+            "    setp.lt.u64         %wp, %addr, %t64;\n"
+            "    mad.lo.u64          %t64, %tile_first, %weight_bytes, %weights_in;\n"
+            "    add.u64             %addr, %addr, %t64;\n"
+            "    @%wp prefetch.global.L2 [%addr];\n"
+            "WEIGHTS_PREFETCHED:")
+
+
 def scatter_stage_weights():
     """Weighted: the tile's weights, read in input order (round r: input
     %thread + 256 r, every round's load in flight together; a 2-byte weight

@@ -154,6 +154,7 @@ def group_variants():
                                 COUNT_ROUNDS=group.scatter_count_rounds(),
                                 WRITE_ROUNDS=group.scatter_write_rounds(),
                                 WEIGHT_REGS=group.scatter_weight_regs(),
+                                PREFETCH_WEIGHTS=group.scatter_prefetch_weights(),
                                 STAGE_WEIGHTS=group.scatter_stage_weights())))
     out.append(Variant("group_scan", "group_scan", f32, INDEX_TYPES[0], 0, "group_scan.ptx.in",
                        {"ENTRY": "group_scan",
