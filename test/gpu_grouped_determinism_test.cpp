@@ -19,16 +19,6 @@ namespace {
 // would show first.
 constexpr int64_t kHotRow = 3;
 
-ScatterShape hot_shape(scatterptx_dtype dtype, int64_t out_rows, int64_t src_rows, int64_t cols) {
-  ScatterShape s;
-  s.dtype = dtype;
-  s.index_type = SCATTERPTX_INDEX_INT64;
-  s.out_rows = out_rows;
-  s.src_rows = src_rows;
-  s.cols = cols;
-  return s;
-}
-
 HostScatter make_hot_scatter(const ScatterShape& s, uint64_t seed) {
   HostScatter host = make_random_scatter(s, seed);
   host.index =
@@ -54,7 +44,7 @@ class GroupedDeterminismTest : public ::testing::TestWithParam<scatterptx_dtype>
 TEST_P(GroupedDeterminismTest, RepeatedRunsAreBitwiseIdentical) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
-  const ScatterShape s = hot_shape(GetParam(), 1000, 40000, 128);
+  const ScatterShape s = contiguous_shape(GetParam(), 1000, 40000, 128);
   SCOPED_TRACE(s.describe());
   const HostScatter host = make_hot_scatter(s, seed);
   DeviceScatter device(s, host);
@@ -78,7 +68,7 @@ TEST_P(GroupedDeterminismTest, RepeatedRunsAreBitwiseIdentical) {
 TEST_P(GroupedDeterminismTest, WarpsPerCtaChangeTheGridNotTheBits) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
-  const ScatterShape s = hot_shape(GetParam(), 1000, 40000, 128);
+  const ScatterShape s = contiguous_shape(GetParam(), 1000, 40000, 128);
   SCOPED_TRACE(s.describe());
   const HostScatter host = make_hot_scatter(s, seed);
   DeviceScatter device(s, host);
@@ -117,7 +107,7 @@ TEST_P(GroupedAccuracyTest, Bf16HotRowWithinOnePercent) {
   // the one final bf16 rounding (2^-8) of the float64 sum.
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
-  const ScatterShape s = hot_shape(SCATTERPTX_BF16, 1000, 200000, 128);
+  const ScatterShape s = contiguous_shape(SCATTERPTX_BF16, 1000, 200000, 128);
   SCOPED_TRACE(s.describe());
   const HostScatter host = make_hot_scatter(s, seed);
   DeviceScatter device(s, host);

@@ -17,16 +17,6 @@
 namespace scatterptx_test {
 namespace {
 
-ScatterShape make_shape(scatterptx_dtype dtype, int64_t out_rows, int64_t src_rows, int64_t cols) {
-  ScatterShape s;
-  s.dtype = dtype;
-  s.index_type = SCATTERPTX_INDEX_INT64;
-  s.out_rows = out_rows;
-  s.src_rows = src_rows;
-  s.cols = cols;
-  return s;
-}
-
 // Random inputs with a hot target taking a quarter of the rows.
 HostScatter make_inputs(const ScatterShape& s, uint64_t seed) {
   HostScatter host = make_random_scatter(s, seed);
@@ -51,7 +41,7 @@ class GroupedPlanTest : public ::testing::TestWithParam<GroupMode> {
 TEST_P(GroupedPlanTest, ReusedOnThreeNewSources) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
-  const ScatterShape s = make_shape(SCATTERPTX_F32, 2000, 30000, 132);
+  const ScatterShape s = contiguous_shape(SCATTERPTX_F32, 2000, 30000, 132);
   SCOPED_TRACE(s.describe());
   const HostScatter planned = make_inputs(s, seed);
   DeviceScatter planned_device(s, planned);
@@ -86,7 +76,7 @@ TEST_P(GroupedPlanTest, IndexChangedAfterCreateIsNotSeen) {
   }
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
-  const ScatterShape s = make_shape(SCATTERPTX_F32, 2000, 30000, 132);
+  const ScatterShape s = contiguous_shape(SCATTERPTX_F32, 2000, 30000, 132);
   SCOPED_TRACE(s.describe());
   const HostScatter host = make_inputs(s, seed);
   DeviceScatter device(s, host);
@@ -113,7 +103,7 @@ TEST_P(GroupedPlanTest, ExecutesOnTwoStreamsInTurn) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
   // 200-byte rows take the scalar summing variant.
-  const ScatterShape s = make_shape(SCATTERPTX_BF16, 1500, 25000, 100);
+  const ScatterShape s = contiguous_shape(SCATTERPTX_BF16, 1500, 25000, 100);
   SCOPED_TRACE(s.describe());
   const HostScatter host = make_inputs(s, seed);
   DeviceScatter device(s, host);
@@ -146,7 +136,7 @@ TEST_P(GroupedPlanTest, CapturedExecuteReplaysTwice) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
   for (scatterptx_dtype dtype : {SCATTERPTX_F32, SCATTERPTX_BF16}) {
-    const ScatterShape s = make_shape(dtype, 900, 12000, 264);
+    const ScatterShape s = contiguous_shape(dtype, 900, 12000, 264);
     SCOPED_TRACE(s.describe());
     const HostScatter host = make_inputs(s, derive_seed(seed, dtype));
     DeviceScatter device(s, host);
@@ -183,7 +173,7 @@ TEST_P(GroupedPlanTest, CapturedExecuteReplaysTwice) {
 }
 
 TEST_P(GroupedPlanTest, DescribeNamesTheMode) {
-  const ScatterShape s = make_shape(SCATTERPTX_F32, 700, 9000, 36);
+  const ScatterShape s = contiguous_shape(SCATTERPTX_F32, 700, 9000, 36);
   const HostScatter host = make_inputs(s, fresh_seed());
   DeviceScatter device(s, host);
   const scatterptx_scatter_add_args args =
@@ -222,7 +212,7 @@ TEST_P(GroupedPlanAlignmentTest, RefusesPointersLessAlignedThanAtCreate) {
   SCOPED_TRACE(seed_trace(seed));
   // f32 rows of 64 elements (256 bytes) from 256-byte-aligned allocations:
   // the segmented kernels may be chosen for 16-byte loads and stores.
-  const ScatterShape s = make_shape(SCATTERPTX_F32, 500, 3000, 64);
+  const ScatterShape s = contiguous_shape(SCATTERPTX_F32, 500, 3000, 64);
   const HostScatter host = make_inputs(s, seed);
   DeviceScatter device(s, host);
   const scatterptx_scatter_add_args args =
@@ -270,7 +260,7 @@ TEST_P(GroupedPlanAlignmentTest, RefusesPointersLessAlignedThanAtCreate) {
 TEST_P(GroupedPlanAlignmentTest, AnEmptyPlanTakesAnyPointersAtExecute) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
-  const ScatterShape s = make_shape(SCATTERPTX_F32, 500, 3000, 64);
+  const ScatterShape s = contiguous_shape(SCATTERPTX_F32, 500, 3000, 64);
   const HostScatter host = make_inputs(s, seed);
   DeviceScatter device(s, host);
   DeviceBuffer shifted(host.out0.bytes.size() + 16);
@@ -312,7 +302,7 @@ TEST(GroupedStreamingMode, RunsWithoutWorkspaceOnEveryPath) {
   SCATTERPTX_REQUIRE_GPU();
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
-  const ScatterShape s = make_shape(SCATTERPTX_F32, 800, 10000, 132);
+  const ScatterShape s = contiguous_shape(SCATTERPTX_F32, 800, 10000, 132);
   const HostScatter host = make_inputs(s, seed);
   DeviceScatter device(s, host);
   scatterptx_group_options streaming;

@@ -294,15 +294,6 @@ INSTANTIATE_TEST_SUITE_P(Sm90, ReduceTest, ::testing::ValuesIn(all_cases()),
 // A plan's executes read the weights as they are at each execute, by source
 // row; the one-shot grouped call carries them through the sort instead (2-
 // and 4-byte weights). Both sum in the same order: bitwise the same result.
-ScatterShape contiguous_shape(scatterptx_dtype dtype, int64_t cols, int64_t out_rows, int64_t src_rows) {
-  ScatterShape s;
-  s.dtype = dtype;
-  s.cols = cols;
-  s.out_rows = out_rows;
-  s.src_rows = src_rows;
-  return s;
-}
-
 class WeightedPlanTest : public ::testing::TestWithParam<scatterptx_dtype> {
  protected:
   void SetUp() override { SCATTERPTX_REQUIRE_GPU(); }
@@ -313,7 +304,7 @@ TEST_P(WeightedPlanTest, ExecutesReadTheWeightsAsTheyAreThen) {
   // Rows of 512 bytes or more, 65536 and more of them, into an out beyond L2's
   // share: the default call groups too. 16 key bits: two radix passes, so the
   // carried weights ping-pong.
-  const ScatterShape s = contiguous_shape(GetParam(), 256, 40000, 70000);
+  const ScatterShape s = contiguous_shape(GetParam(), 40000, 70000, 256);
   SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
   const HostScatter host = make_random_scatter(s, seed);
   DeviceScatter device(s, host);
@@ -396,7 +387,7 @@ struct FailingAllocator {
 
 TEST_P(ReduceRefusalTest, RefusedCallsWriteNothing) {
   const uint64_t seed = fresh_seed();
-  const ScatterShape s = contiguous_shape(GetParam(), 64, 500, 4000);
+  const ScatterShape s = contiguous_shape(GetParam(), 500, 4000, 64);
   SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
   const HostScatter host = make_random_scatter(s, seed);
   DeviceScatter device(s, host);

@@ -20,22 +20,13 @@
 namespace scatterptx_test {
 namespace {
 
-ScatterShape make_shape(scatterptx_dtype dtype, int64_t out_rows, int64_t src_rows, int64_t cols) {
-  ScatterShape s;
-  s.dtype = dtype;
-  s.out_rows = out_rows;
-  s.src_rows = src_rows;
-  s.cols = cols;
-  return s;
-}
-
 TEST(StreamsAndGraphs, TwoStreamsAtOnce) {
   SCATTERPTX_REQUIRE_GPU();
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
   // Different dtypes and paths so the two streams run different kernels.
-  const ScatterShape first_shape = make_shape(SCATTERPTX_F32, 700, 40000, 256);
-  const ScatterShape second_shape = make_shape(SCATTERPTX_BF16, 300, 30000, 100);
+  const ScatterShape first_shape = contiguous_shape(SCATTERPTX_F32, 700, 40000, 256);
+  const ScatterShape second_shape = contiguous_shape(SCATTERPTX_BF16, 300, 30000, 100);
   const HostScatter first = make_random_scatter(first_shape, derive_seed(seed, 1));
   const HostScatter second = make_random_scatter(second_shape, derive_seed(seed, 2));
   DeviceScatter first_device(first_shape, first);
@@ -73,7 +64,7 @@ TEST(StreamsAndGraphs, TakesWhileAnotherThreadLaunchesLoseNoRecord) {
   SCOPED_TRACE(seed_trace(seed));
   constexpr int kLaunches = 8;
   constexpr int kRounds = 50;
-  const ScatterShape s = make_shape(SCATTERPTX_F32, 64, 4096, 16);
+  const ScatterShape s = contiguous_shape(SCATTERPTX_F32, 64, 4096, 16);
   std::vector<std::unique_ptr<DeviceScatter>> devices;
   std::vector<scatterptx_scatter_add_args> args;
   for (int k = 0; k < kLaunches; ++k) {
@@ -117,7 +108,7 @@ TEST_P(GraphCaptureTest, CapturedLaunchReplaysTwice) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
   for (scatterptx_dtype dtype : {SCATTERPTX_F32, SCATTERPTX_BF16}) {
-    const ScatterShape s = make_shape(dtype, 900, 12000, 264);
+    const ScatterShape s = contiguous_shape(dtype, 900, 12000, 264);
     SCOPED_TRACE(s.describe());
     const HostScatter host = make_random_scatter(s, derive_seed(seed, dtype));
     DeviceScatter device(s, host);
@@ -156,7 +147,7 @@ INSTANTIATE_TEST_SUITE_P(Sm90, GraphCaptureTest,
 
 TEST(StreamsAndGraphs, CheckedModeCannotBeCaptured) {
   SCATTERPTX_REQUIRE_GPU();
-  const ScatterShape s = make_shape(SCATTERPTX_F32, 64, 500, 32);
+  const ScatterShape s = contiguous_shape(SCATTERPTX_F32, 64, 500, 32);
   const HostScatter host = make_random_scatter(s, fresh_seed());
   DeviceScatter device(s, host);
   const auto args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_CHECKED);
@@ -176,7 +167,7 @@ TEST(StreamsAndGraphs, CheckedModeCannotBeCaptured) {
 
 TEST(StreamsAndGraphs, ThreadWithoutContextGetsNoContext) {
   SCATTERPTX_REQUIRE_GPU();
-  const ScatterShape s = make_shape(SCATTERPTX_F32, 64, 500, 32);
+  const ScatterShape s = contiguous_shape(SCATTERPTX_F32, 64, 500, 32);
   const HostScatter host = make_random_scatter(s, fresh_seed());
   DeviceScatter device(s, host);
   const auto args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
@@ -211,7 +202,7 @@ TEST(StreamsAndGraphs, StreamOfAnotherContextIsRefused) {
   DRIVER_CALL(cuStreamCreate, &other_stream, CU_STREAM_NON_BLOCKING);
   DRIVER_CALL(cuCtxSetCurrent, gpu_context());
 
-  const ScatterShape s = make_shape(SCATTERPTX_F32, 64, 500, 32);
+  const ScatterShape s = contiguous_shape(SCATTERPTX_F32, 64, 500, 32);
   const HostScatter host = make_random_scatter(s, fresh_seed());
   DeviceScatter device(s, host);
   const auto args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);

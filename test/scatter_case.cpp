@@ -168,6 +168,15 @@ int64_t red_batch_step(scatterptx_dtype dtype, int64_t row_bytes) {
   return 2 * slots * (kRedThreadsPerCta / lanes_per_row(dtype, row_bytes));
 }
 
+ScatterShape contiguous_shape(scatterptx_dtype dtype, int64_t out_rows, int64_t src_rows, int64_t cols) {
+  ScatterShape s;
+  s.dtype = dtype;
+  s.out_rows = out_rows;
+  s.src_rows = src_rows;
+  s.cols = cols;
+  return s;
+}
+
 ScatterShape red_prefetch_shape(scatterptx_dtype dtype, scatterptx_index_type index_type, int64_t row_bytes) {
   const int64_t step = red_batch_step(dtype, row_bytes);
   ScatterShape s;

@@ -29,6 +29,9 @@ struct ScatterShape {
   std::string describe() const;
 };
 
+// Contiguous rows of cols elements, int64 indices.
+ScatterShape contiguous_shape(scatterptx_dtype dtype, int64_t out_rows, int64_t src_rows, int64_t cols);
+
 // Inputs on the host: out0 is the poison out starts from.
 struct HostScatter {
   HostMatrix out0;
