@@ -4,6 +4,7 @@
 #include <string>
 
 #include "errors.hpp"
+#include "host_problem.hpp"
 #include "plan.hpp"
 
 namespace {
@@ -19,25 +20,10 @@ using scatterptx::detail::StreamingPlan;
 using scatterptx::detail::Problem;
 using scatterptx::detail::tma_ineligibility;
 using scatterptx::detail::tma_shared_bytes;
+using scatterptx_test::contiguous;
+using scatterptx_test::weighted;
 
 DeviceLimits h200() { return DeviceLimits{}; }  // the defaults are an H200's
-
-Problem contiguous(scatterptx_dtype dtype, uint64_t src_rows, uint64_t out_rows, uint64_t cols) {
-  Problem p;
-  p.dtype = dtype;
-  p.elem_bytes = scatterptx_dtype_size(dtype);
-  p.index_type = SCATTERPTX_INDEX_INT64;
-  p.index_bytes = 8;
-  p.src_rows = src_rows;
-  p.out_rows = out_rows;
-  p.cols = cols;
-  p.out_row_stride_bytes = cols * p.elem_bytes;
-  p.src_row_stride_bytes = cols * p.elem_bytes;
-  p.out_address = 0x7f0000000000;
-  p.src_address = 0x7f1000000000;
-  p.index_address = 0x7f2000000000;
-  return p;
-}
 
 Problem forced(Problem p, scatterptx_path path) {
   p.path = path;
@@ -576,13 +562,6 @@ TEST(PlanRed, WidestAlignedVectorThatFitsARow) {
 }  // namespace
 
 namespace {
-
-Problem weighted(Problem p, scatterptx_dtype weights_dtype = SCATTERPTX_F32) {
-  p.weighted = true;
-  p.weights_dtype = weights_dtype;
-  p.weights_address = 0x7f3000000000;
-  return p;
-}
 
 // Weighted rows stream on the red path, which scales each value in
 // registers before its red, whatever AUTO would pick for a plain sum: the

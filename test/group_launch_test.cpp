@@ -1,0 +1,186 @@
+// Host-only: the arguments grouped execution launches with, recorded by a
+// scripted driver: which buffers each radix pass reads and writes, and where
+// the summing kernel finds the grouped keys, positions and weights.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "group_launch.hpp"
+#include "group_plan.hpp"
+#include "host_problem.hpp"
+#include "kernel_manifest.hpp"
+
+namespace {
+
+using namespace scatterptx::detail;
+using scatterptx_test::contiguous;
+using scatterptx_test::weighted;
+
+constexpr CUdeviceptr kWorkspace = 0x7f4000000000;
+constexpr CUdeviceptr kErrorSlot = 0x7f5000000000;
+
+// One launch: its kernel variant and its integer arguments by name.
+struct Launch {
+  std::size_t variant = 0;
+  std::map<std::string, uint64_t> args;
+
+  KernelFamily family() const { return kKernelVariants[variant].family; }
+  uint64_t operator[](const std::string& name) const {
+    const auto it = args.find(name);
+    EXPECT_NE(it, args.end()) << "no argument " << name << " in " << kKernelVariants[variant].name;
+    return it == args.end() ? ~uint64_t{0} : it->second;
+  }
+};
+std::vector<Launch> launches;
+
+// The scripted state's function handles are variant + 1.
+Launch decode(CUfunction f, void** params) {
+  Launch launch;
+  launch.variant = reinterpret_cast<uintptr_t>(f) - 1;
+  const KernelVariant& v = kKernelVariants[launch.variant];
+  for (unsigned i = 0; i < v.param_count; ++i) {
+    uint64_t value = 0;
+    if (v.params[i].bytes == 8 || v.params[i].bytes == 4) std::memcpy(&value, params[i], v.params[i].bytes);
+    launch.args[v.params[i].name] = value;
+  }
+  return launch;
+}
+
+CUresult record_launch_ex(const CUlaunchConfig*, CUfunction f, void** params, void**) {
+  launches.push_back(decode(f, params));
+  return CUDA_SUCCESS;
+}
+
+CUresult record_launch(CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
+                       void** params, void**) {
+  launches.push_back(decode(f, params));
+  return CUDA_SUCCESS;
+}
+
+CUresult memset_async(CUdeviceptr, unsigned char, size_t, CUstream) { return CUDA_SUCCESS; }
+
+class GroupLaunchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    launches.clear();
+    api_.cuLaunchKernelEx = record_launch_ex;
+    api_.cuLaunchKernel = record_launch;
+    api_.cuMemsetD8Async = memset_async;
+    for (std::size_t v = 0; v < kKernelVariantCount; ++v) {
+      state_.functions[v] = reinterpret_cast<CUfunction>(uintptr_t{v + 1});
+    }
+  }
+
+  // Groups and sums p as one call does; returns the plan.
+  GroupPlan run(const Problem& p, const GroupOptions& options = {}) {
+    GroupOptions segmented = options;
+    segmented.mode = SCATTERPTX_MODE_SEGMENTED;
+    const GroupPlan plan = make_group_plan(p, segmented);
+    EXPECT_TRUE(plan.grouped());
+    launch_grouping(api_, state_, p, plan, kWorkspace, nullptr);
+    launch_grouped_execute(api_, state_, p, plan, kWorkspace, kErrorSlot, nullptr);
+    return plan;
+  }
+
+  // The launches of family f, in order.
+  static std::vector<Launch> of(KernelFamily f0, KernelFamily f1) {
+    std::vector<Launch> out;
+    for (const Launch& l : launches) {
+      if (l.family() == f0 || l.family() == f1) out.push_back(l);
+    }
+    return out;
+  }
+
+  DriverApi api_;
+  ContextState state_;
+};
+
+TEST_F(GroupLaunchTest, EachPassReadsTheLastPassesBuffersAndTheSumsReadTheFinalOnes) {
+  const Problem p = contiguous(SCATTERPTX_F32, 300000, 250000, 128);
+  const GroupPlan plan = run(p);
+  ASSERT_EQ(plan.passes, 3u);
+  const GroupWorkspace& w = plan.workspace;
+  ASSERT_EQ(launches.size(), 3 * plan.passes + 1 + plan.combine_levels);
+
+  const std::vector<Launch> scatters = of(KernelFamily::group_scatter_index, KernelFamily::group_scatter_keys);
+  ASSERT_EQ(scatters.size(), plan.passes);
+  for (uint32_t pass = 0; pass < plan.passes; ++pass) {
+    SCOPED_TRACE("pass " + std::to_string(pass));
+    const Launch& s = scatters[pass];
+    EXPECT_EQ(s.family(), pass == 0 ? KernelFamily::group_scatter_index : KernelFamily::group_scatter_keys);
+    EXPECT_EQ(s["key_source"], pass == 0 ? p.index_address : kWorkspace + w.keys[(pass - 1) % 2]);
+    EXPECT_EQ(s["value_source"], pass == 0 ? 0 : kWorkspace + w.rows[(pass - 1) % 2]);
+    EXPECT_EQ(s["keys_out"], kWorkspace + w.keys[pass % 2]);
+    EXPECT_EQ(s["values_out"], kWorkspace + w.rows[pass % 2]);
+    EXPECT_EQ(s["shift"], plan.first_shift + pass * kSortDigitBits);
+    EXPECT_EQ(s["count"], p.src_rows);
+    EXPECT_EQ(s["weight_bytes"], 0u) << "nothing to carry";
+  }
+
+  const std::vector<Launch> sums = of(KernelFamily::group_segment_sum, KernelFamily::group_segment_sum);
+  ASSERT_EQ(sums.size(), 1u);
+  EXPECT_EQ(sums[0]["keys"], kWorkspace + w.keys[plan.final_buffer()]);
+  EXPECT_EQ(sums[0]["rows"], kWorkspace + w.rows[plan.final_buffer()]);
+  EXPECT_EQ(sums[0]["weights_sorted"], 0u);
+  EXPECT_EQ(sums[0]["error_record"], kErrorSlot);
+}
+
+// A call that groups and sums at once has the passes carry 2- and 4-byte
+// weights: the first reads the caller's, each later one the last one's,
+// and the sums read the final pass's in grouped order.
+TEST_F(GroupLaunchTest, CarriedWeightsFollowThePositionsThroughEveryPass) {
+  for (const auto& [rows, weights_dtype, bytes] :
+       {std::tuple{SCATTERPTX_F32, SCATTERPTX_F32, 4u}, std::tuple{SCATTERPTX_BF16, SCATTERPTX_BF16, 2u},
+        std::tuple{SCATTERPTX_F64, SCATTERPTX_F32, 4u}}) {
+    SCOPED_TRACE(std::string(scatterptx_dtype_name(rows)) + " rows");
+    launches.clear();
+    const Problem p = weighted(contiguous(rows, 300000, 250000, 128), weights_dtype);
+    const GroupPlan plan = run(p);
+    ASSERT_TRUE(plan.weights_in_sort);
+    const GroupWorkspace& w = plan.workspace;
+    const std::vector<Launch> scatters = of(KernelFamily::group_scatter_index, KernelFamily::group_scatter_keys);
+    ASSERT_EQ(scatters.size(), plan.passes);
+    for (uint32_t pass = 0; pass < plan.passes; ++pass) {
+      SCOPED_TRACE("pass " + std::to_string(pass));
+      EXPECT_EQ(scatters[pass]["weight_bytes"], bytes);
+      EXPECT_EQ(scatters[pass]["weights_in"], pass == 0 ? p.weights_address : kWorkspace + w.weights[(pass - 1) % 2]);
+      EXPECT_EQ(scatters[pass]["weights_out"], kWorkspace + w.weights[pass % 2]);
+    }
+    const std::vector<Launch> sums = of(KernelFamily::group_segment_sum, KernelFamily::group_segment_sum);
+    ASSERT_EQ(sums.size(), 1u);
+    EXPECT_TRUE(kKernelVariants[sums[0].variant].weighted);
+    EXPECT_EQ(sums[0]["weights"], kWorkspace + w.weights[plan.final_buffer()]);
+    EXPECT_EQ(sums[0]["weight_bytes"], bytes);
+    EXPECT_EQ(sums[0]["weights_sorted"], 1u);
+  }
+}
+
+// A plan object's executes, and 8-byte weights, read the weights by source
+// row: the passes carry none.
+TEST_F(GroupLaunchTest, WeightsReadByRowStayWithTheCaller) {
+  GroupOptions object;
+  object.weights_read_at_execute = true;
+  const Problem f32 = weighted(contiguous(SCATTERPTX_F32, 300000, 250000, 128));
+  const Problem f64 = weighted(contiguous(SCATTERPTX_F64, 300000, 250000, 128), SCATTERPTX_F64);
+  for (const auto& [p, options] : {std::pair{f32, object}, std::pair{f64, GroupOptions{}}}) {
+    SCOPED_TRACE(scatterptx_dtype_name(p.weights_dtype));
+    launches.clear();
+    ASSERT_FALSE(run(p, options).weights_in_sort);
+    for (const Launch& s : of(KernelFamily::group_scatter_index, KernelFamily::group_scatter_keys)) {
+      EXPECT_EQ(s["weight_bytes"], 0u);
+    }
+    const std::vector<Launch> sums = of(KernelFamily::group_segment_sum, KernelFamily::group_segment_sum);
+    ASSERT_EQ(sums.size(), 1u);
+    EXPECT_EQ(sums[0]["weights"], p.weights_address);
+    EXPECT_EQ(sums[0]["weight_bytes"], p.weight_bytes());
+    EXPECT_EQ(sums[0]["weights_sorted"], 0u);
+  }
+}
+
+}  // namespace
