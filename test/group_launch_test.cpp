@@ -15,6 +15,8 @@
 #include "group_plan.hpp"
 #include "host_problem.hpp"
 #include "kernel_manifest.hpp"
+#include "launch_gate.hpp"
+#include "run_call.hpp"
 
 namespace {
 
@@ -63,12 +65,37 @@ CUresult record_launch(CUfunction f, unsigned, unsigned, unsigned, unsigned, uns
   return CUDA_SUCCESS;
 }
 
-CUresult memset_async(CUdeviceptr, unsigned char, size_t, CUstream) { return CUDA_SUCCESS; }
+// The byte ranges set by cuMemsetD8Async, and to what.
+struct Memset {
+  CUdeviceptr at;
+  unsigned char value;
+  size_t bytes;
+};
+std::vector<Memset> memsets;
+
+CUresult memset_async(CUdeviceptr at, unsigned char value, size_t bytes, CUstream) {
+  memsets.push_back({at, value, bytes});
+  return CUDA_SUCCESS;
+}
+
+CUresult encode_tensor_map(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*, const cuuint64_t*,
+                           const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
+                           CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
+  return CUDA_SUCCESS;
+}
+
+bool is_grouping_family(KernelFamily f) {
+  return f == KernelFamily::group_histogram_index || f == KernelFamily::group_scatter_index ||
+         f == KernelFamily::group_histogram_keys || f == KernelFamily::group_scatter_keys ||
+         f == KernelFamily::group_scan || f == KernelFamily::group_segment_sum || f == KernelFamily::group_combine;
+}
 
 class GroupLaunchTest : public ::testing::Test {
  protected:
   void SetUp() override {
     launches.clear();
+    memsets.clear();
+    api_.cuTensorMapEncodeTiled = encode_tensor_map;
     api_.cuLaunchKernelEx = record_launch_ex;
     api_.cuLaunchKernel = record_launch;
     api_.cuMemsetD8Async = memset_async;
@@ -180,6 +207,65 @@ TEST_F(GroupLaunchTest, WeightsReadByRowStayWithTheCaller) {
     EXPECT_EQ(sums[0]["weights"], p.weights_address);
     EXPECT_EQ(sums[0]["weight_bytes"], p.weight_bytes());
     EXPECT_EQ(sums[0]["weights_sorted"], 0u);
+  }
+}
+
+// The default call on an f32 index: the first radix pass samples the
+// index's order into the workspace's flag, every later grouped launch runs
+// only if it was out of order, and the streaming plan only if it was in order.
+TEST_F(GroupLaunchTest, TheOrderCheckGatesTheGroupedLaunchesAndTheStreamingPlanOppositely) {
+  const Problem p = contiguous(SCATTERPTX_F32, 4000000, 1000000, 256);
+  const GroupPlan plan = plan_default_call(p, state_.limits);
+  ASSERT_TRUE(plan.streams_when_sorted) << plan.describe();
+  run_grouped(api_, state_, p, plan, kWorkspace, nullptr);
+  const CUdeviceptr flag = kWorkspace + plan.workspace.order_flag;
+
+  ASSERT_FALSE(memsets.empty());
+  const Memset& ones = memsets.front();
+  EXPECT_EQ(ones.value, 0xFF);
+  EXPECT_EQ(ones.at, kWorkspace + plan.workspace.plan_error);
+  EXPECT_GE(ones.at + ones.bytes, flag + 4) << "the flag starts out 'in order'";
+
+  ASSERT_GT(launches.size(), 2u);
+  const Launch& sample = launches.front();
+  EXPECT_EQ(sample.family(), KernelFamily::group_histogram_index);
+  EXPECT_EQ(sample["sorted_flag"], flag);
+  EXPECT_GT(sample["tile_step"], 1u) << "a sample of the tiles";
+  EXPECT_EQ(sample["gate"], 0u) << "the check always runs";
+  std::size_t grouped = 0, streaming = 0;
+  for (std::size_t i = 1; i < launches.size(); ++i) {
+    const Launch& l = launches[i];
+    SCOPED_TRACE(kKernelVariants[l.variant].name);
+    EXPECT_EQ(l["gate"], flag);
+    if (is_grouping_family(l.family())) {
+      ++grouped;
+      EXPECT_EQ(l["gate_value"], 0u) << "runs when the check cleared the flag";
+      if (l.family() == KernelFamily::group_histogram_index) EXPECT_EQ(l["sorted_flag"], 0u) << "one check";
+    } else {
+      ++streaming;
+      EXPECT_EQ(l["gate_value"], kIndexInOrder) << "runs when the flag held";
+    }
+  }
+  EXPECT_EQ(grouped, 3 * plan.passes + 1 + plan.combine_levels);
+  EXPECT_GE(streaming, 1u);
+}
+
+// Grouping that does not depend on the order (bf16 rows sum in f32) queues
+// no check and gates nothing.
+TEST_F(GroupLaunchTest, GroupingForAccuracyQueuesNoCheckAndNoGates) {
+  const Problem p = contiguous(SCATTERPTX_BF16, 4000000, 1000000, 256);
+  const GroupPlan plan = plan_default_call(p, state_.limits);
+  ASSERT_TRUE(plan.grouped() && !plan.streams_when_sorted) << plan.describe();
+  run_grouped(api_, state_, p, plan, kWorkspace, nullptr);
+  ASSERT_EQ(launches.size(), 3 * plan.passes + 1 + plan.combine_levels);
+  for (const Launch& l : launches) {
+    SCOPED_TRACE(kKernelVariants[l.variant].name);
+    EXPECT_TRUE(is_grouping_family(l.family()));
+    EXPECT_EQ(l["gate"], 0u);
+    if (l.family() == KernelFamily::group_histogram_index) {
+      EXPECT_EQ(l["sorted_flag"], 0u);
+      EXPECT_EQ(l["tile_step"], 1u);
+    }
   }
 }
 
