@@ -115,11 +115,20 @@ class GroupLaunchTest : public ::testing::Test {
     return plan;
   }
 
-  // The launches of family f, in order.
-  static std::vector<Launch> of(KernelFamily f0, KernelFamily f1) {
+  // The radix passes' scatter launches and the summing launches, in order.
+  static std::vector<Launch> scatter_launches() {
+    return of([](KernelFamily f) {
+      return f == KernelFamily::group_scatter_index || f == KernelFamily::group_scatter_keys;
+    });
+  }
+  static std::vector<Launch> sum_launches() {
+    return of([](KernelFamily f) { return f == KernelFamily::group_segment_sum; });
+  }
+  template <typename Pick>
+  static std::vector<Launch> of(Pick pick) {
     std::vector<Launch> out;
     for (const Launch& l : launches) {
-      if (l.family() == f0 || l.family() == f1) out.push_back(l);
+      if (pick(l.family())) out.push_back(l);
     }
     return out;
   }
@@ -135,7 +144,7 @@ TEST_F(GroupLaunchTest, EachPassReadsTheLastPassesBuffersAndTheSumsReadTheFinalO
   const GroupWorkspace& w = plan.workspace;
   ASSERT_EQ(launches.size(), 3 * plan.passes + 1 + plan.combine_levels);
 
-  const std::vector<Launch> scatters = of(KernelFamily::group_scatter_index, KernelFamily::group_scatter_keys);
+  const std::vector<Launch> scatters = scatter_launches();
   ASSERT_EQ(scatters.size(), plan.passes);
   for (uint32_t pass = 0; pass < plan.passes; ++pass) {
     SCOPED_TRACE("pass " + std::to_string(pass));
@@ -150,7 +159,7 @@ TEST_F(GroupLaunchTest, EachPassReadsTheLastPassesBuffersAndTheSumsReadTheFinalO
     EXPECT_EQ(s["weight_bytes"], 0u) << "nothing to carry";
   }
 
-  const std::vector<Launch> sums = of(KernelFamily::group_segment_sum, KernelFamily::group_segment_sum);
+  const std::vector<Launch> sums = sum_launches();
   ASSERT_EQ(sums.size(), 1u);
   EXPECT_EQ(sums[0]["keys"], kWorkspace + w.keys[plan.final_buffer()]);
   EXPECT_EQ(sums[0]["rows"], kWorkspace + w.rows[plan.final_buffer()]);
@@ -171,7 +180,7 @@ TEST_F(GroupLaunchTest, CarriedWeightsFollowThePositionsThroughEveryPass) {
     const GroupPlan plan = run(p);
     ASSERT_TRUE(plan.weights_in_sort);
     const GroupWorkspace& w = plan.workspace;
-    const std::vector<Launch> scatters = of(KernelFamily::group_scatter_index, KernelFamily::group_scatter_keys);
+    const std::vector<Launch> scatters = scatter_launches();
     ASSERT_EQ(scatters.size(), plan.passes);
     for (uint32_t pass = 0; pass < plan.passes; ++pass) {
       SCOPED_TRACE("pass " + std::to_string(pass));
@@ -179,7 +188,7 @@ TEST_F(GroupLaunchTest, CarriedWeightsFollowThePositionsThroughEveryPass) {
       EXPECT_EQ(scatters[pass]["weights_in"], pass == 0 ? p.weights_address : kWorkspace + w.weights[(pass - 1) % 2]);
       EXPECT_EQ(scatters[pass]["weights_out"], kWorkspace + w.weights[pass % 2]);
     }
-    const std::vector<Launch> sums = of(KernelFamily::group_segment_sum, KernelFamily::group_segment_sum);
+    const std::vector<Launch> sums = sum_launches();
     ASSERT_EQ(sums.size(), 1u);
     EXPECT_TRUE(kKernelVariants[sums[0].variant].weighted);
     EXPECT_EQ(sums[0]["weights"], kWorkspace + w.weights[plan.final_buffer()]);
@@ -199,10 +208,10 @@ TEST_F(GroupLaunchTest, WeightsReadByRowStayWithTheCaller) {
     SCOPED_TRACE(scatterptx_dtype_name(p.weights_dtype));
     launches.clear();
     ASSERT_FALSE(run(p, options).weights_in_sort);
-    for (const Launch& s : of(KernelFamily::group_scatter_index, KernelFamily::group_scatter_keys)) {
+    for (const Launch& s : scatter_launches()) {
       EXPECT_EQ(s["weight_bytes"], 0u);
     }
-    const std::vector<Launch> sums = of(KernelFamily::group_segment_sum, KernelFamily::group_segment_sum);
+    const std::vector<Launch> sums = sum_launches();
     ASSERT_EQ(sums.size(), 1u);
     EXPECT_EQ(sums[0]["weights"], p.weights_address);
     EXPECT_EQ(sums[0]["weight_bytes"], p.weight_bytes());
