@@ -291,10 +291,11 @@ void check_workspace_layout(const Problem& p, const GroupPlan& plan) {
                               {"totals", w.totals, 4 * kSortDigits},
                               {"partials", w.partials, partial_bytes},
                               {"level_sums", w.level_sums, partial_bytes}};
+  // Carried weights make each value a (position, weight bits) pair of u32s.
+  const uint64_t value_bytes = plan.weights_in_sort ? 8 : 4;
   for (int b = 0; b < buffers; ++b) {
     regions.push_back({"keys", w.keys[b], product(p, {4, m})});
-    regions.push_back({"rows", w.rows[b], product(p, {4, m})});
-    if (plan.weights_in_sort) regions.push_back({"weights", w.weights[b], product(p, {p.weight_bytes(), m})});
+    regions.push_back({"rows", w.rows[b], product(p, {value_bytes, m})});
   }
   for (const Region& r : regions) {
     require(r.offset % kWorkspaceAlignment == 0, "workspace: regions 256-byte aligned", p);
@@ -342,9 +343,9 @@ void check_group_plan(const Problem& p, const DeviceLimits& device, const GroupP
   // positions below M and write out rows below out_rows.
   require(index_tensor(p).contains(Range{p.index_address, m * p.index_bytes}), "grouped: the index read", p);
   // Weighted: the first pass (carrying them) or the sums read weights[position]
-  // for positions below M. Carried weights move between workspace buffers of
-  // M weights each, whose places check_workspace_layout checks; the scatter
-  // kernel moves 2- or 4-byte weights only.
+  // for positions below M. Carried weights move in the pairs of the rows
+  // buffers, whose places check_workspace_layout checks; the scatter kernel
+  // moves 2- or 4-byte weights only.
   require(weights_tensor(p).contains(Range{p.weights_address, p.weighted ? m * p.weight_bytes() : 0}),
           "grouped: the weights read", p);
   require(!plan.weights_in_sort || (p.weighted && (p.weight_bytes() == 2 || p.weight_bytes() == 4)),

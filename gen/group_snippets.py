@@ -103,7 +103,9 @@ def load_rounds(load_key, record_bad, value_load):
         if value_load == "index":
             value = f"    cvt.u32.u64         %v{r}, %pos;\n"
         elif value_load == "keys":
-            value = (f"    @%active shl.b64    %addr, %pos, 2;\n"
+            # Weighted: the values are (position, weight bits) pairs.
+            value = (f"    shl.b64             %addr, %pos, 2;\n"
+                     f"    @%weighted shl.b64  %addr, %pos, 3;\n"
                      f"    @%active add.u64    %addr, %addr, %values;\n"
                      f"    @%active ld.global.nc.u32 %v{r}, [%addr];\n")
         else:
@@ -196,10 +198,13 @@ def scatter_weight_regs():
     return f".reg .b32   %w<{SCATTER_ROUNDS}>;"
 
 
-def scatter_prefetch_weights():
-    """Weighted: thread t prefetches the 128-byte line at byte 128 t of the
-    tile's weights into L2, for the lines the tile has (an address inside
-    them, never past the last weight)."""
+def scatter_prefetch_weights(value_load):
+    """Weighted, first pass: thread t prefetches the 128-byte line at byte
+    128 t of the tile's weights into L2, for the lines the tile has (an
+    address inside them, never past the last weight). Later passes read the
+    weights from the pairs whose positions the load rounds just read."""
+    if value_load != "index":
+        return ""
     return ("    @!%weighted bra.uni WEIGHTS_PREFETCHED;\n"
             "    sub.u64             %t64, %count, %tile_first;\n"
             f"    min.u64             %t64, %t64, {SORT_TILE_KEYS};\n"
@@ -212,22 +217,33 @@ def scatter_prefetch_weights():
             "WEIGHTS_PREFETCHED:")
 
 
-def scatter_stage_weights():
+def _weight_load(value_load, r):
+    """Input %r's weight bits into %w r: the first pass reads the caller's
+    weights (a 2-byte one zero-extended), later passes the second word of
+    the previous pass's pair."""
+    if value_load == "index":
+        return ("    mad.lo.u64          %addr, %t64, %weight_bytes, %weights_in;\n"
+                f"    and.pred            %wp, %in{r}, %w_half;\n"
+                f"    @%wp ld.global.nc.u16 %w{r}, [%addr];\n"
+                f"    and.pred            %wp, %in{r}, %w_word;\n"
+                f"    @%wp ld.global.nc.u32 %w{r}, [%addr];\n")
+    return ("    shl.b64             %t64, %t64, 3;\n"
+            "    add.u64             %addr, %t64, %values;\n"
+            f"    @%in{r} ld.global.nc.u32 %w{r}, [%addr+4];\n")
+
+
+def scatter_stage_weights(value_load):
     """Weighted: the tile's weights, read in input order (round r: input
-    %thread + 256 r, every round's load in flight together; a 2-byte weight
-    is zero-extended into its word), each stored at its input's place in
-    the tile's digit order (staged_places) in warp_counters, which the
-    write rounds no longer need. Unweighted CTAs skip it."""
+    %thread + 256 r, every round's load in flight together), each stored at
+    its input's place in the tile's digit order (staged_places) in
+    warp_counters, which the write rounds no longer need. Unweighted CTAs
+    skip it."""
     loads = "".join(
         f"    add.u32             %r, %thread, {256 * r};\n"
         f"    setp.lt.u32         %in{r}, %r, %tile_keys;\n"
         "    cvt.u64.u32         %t64, %r;\n"
         "    add.u64             %t64, %t64, %tile_first;\n"
-        "    mad.lo.u64          %addr, %t64, %weight_bytes, %weights_in;\n"
-        f"    and.pred            %wp, %in{r}, %w_half;\n"
-        f"    @%wp ld.global.nc.u16 %w{r}, [%addr];\n"
-        f"    and.pred            %wp, %in{r}, %w_word;\n"
-        f"    @%wp ld.global.nc.u32 %w{r}, [%addr];\n" for r in range(SCATTER_ROUNDS))
+        + _weight_load(value_load, r) for r in range(SCATTER_ROUNDS))
     stores = "".join(
         f"    @%in{r} ld.shared.u32 %dst, [%a+{1024 * r}];\n"
         f"    @%in{r} mad.lo.u32  %n, %dst, 4, %weight_area;\n"

@@ -325,12 +325,15 @@ def zero_count(op):
 def weight_setup(op):
     """group_segment_sum, weighted: the weights and how to read them;
     %w_sorted: the sort carried them, so grouped position j's weight is the
-    j-th (else the weight of its source row)."""
+    second word of rows' pair j (else the weight of its source row)."""
     if op != "weighted":
         return ""
     return (weights.setup() + "\n"
             "    ld.param.u32        %wb32, [weights_sorted];\n"
-            "    setp.ne.u32         %w_sorted, %wb32, 0;")
+            "    setp.ne.u32         %w_sorted, %wb32, 0;\n"
+            "    // Sorted: rows holds (position, weight bits) pairs, weights points at\n"
+            "    // the first pair's second word.\n"
+            "    @%w_sorted mov.u64  %weight_bytes, 8;")
 
 
 def run_count(op):
@@ -399,6 +402,7 @@ def stage_positions(dtype=None, op="sum"):
                      f"    shl.b64             %t64, %jj, 2;\n"
                      f"    add.u64             %addr, %keys, %t64;\n"
                      f"    @%staged_in{i} ld.global.nc.u32 %staged_k{i}, [%addr];\n"
+                     + (f"    @%w_sorted shl.b64  %t64, %jj, 3;\n" if op == "weighted" else "") +
                      f"    add.u64             %addr, %rows, %t64;\n"
                      f"    @%staged_in{i} ld.global.nc.u32 %staged_r{i}, [%addr];")
     lines.append("    shl.b32             %slot, %lane, 2;")

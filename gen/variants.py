@@ -154,8 +154,8 @@ def group_variants():
                                 COUNT_ROUNDS=group.scatter_count_rounds(),
                                 WRITE_ROUNDS=group.scatter_write_rounds(),
                                 WEIGHT_REGS=group.scatter_weight_regs(),
-                                PREFETCH_WEIGHTS=group.scatter_prefetch_weights(),
-                                STAGE_WEIGHTS=group.scatter_stage_weights())))
+                                PREFETCH_WEIGHTS=group.scatter_prefetch_weights("index" if index else "keys"),
+                                STAGE_WEIGHTS=group.scatter_stage_weights("index" if index else "keys"))))
     out.append(Variant("group_scan", "group_scan", f32, INDEX_TYPES[0], 0, "group_scan.ptx.in",
                        {"ENTRY": "group_scan",
                         "BLOCK_EXCLUSIVE_SCAN": scan("%sum", "%prefix", "%total", "warp_sums")}))

@@ -82,9 +82,8 @@ void launch_grouping(const DriverApi& api, const ContextState& state, const Prob
     scatter.keys_out = workspace + w.keys[pass % 2];
     scatter.values_out = workspace + w.rows[pass % 2];
     scatter.out_rows = p.out_rows;
-    if (plan.weights_in_sort) {
-      scatter.weights_in = pass == 0 ? p.weights_address : workspace + w.weights[(pass - 1) % 2];
-      scatter.weights_out = workspace + w.weights[pass % 2];
+    if (plan.weights_in_sort) {  // the values are (position, weight bits) pairs
+      scatter.weights_in = pass == 0 ? p.weights_address : 0;
       scatter.weight_bytes = static_cast<uint32_t>(p.weight_bytes());
     }
     out_of_order.apply(scatter);
@@ -117,7 +116,7 @@ void launch_segment_sums(const DriverApi& api, const ContextState& state, const 
   sums.partial_stride = plan.partial_stride;
   sums.plan_error = workspace + w.plan_error;
   sums.error_record = index_error_slot;
-  sums.weights = plan.weights_in_sort ? workspace + w.weights[plan.final_buffer()] : p.weights_address;
+  sums.weights = plan.weights_in_sort ? sums.rows + 4 : p.weights_address;  // the pairs' second words
   sums.weight_bytes = static_cast<uint32_t>(p.weight_bytes());
   sums.weights_sorted = plan.weights_in_sort ? 1 : 0;
   sums.include_self = p.include_self ? 1 : 0;

@@ -47,7 +47,7 @@ std::string auto_reason(const Problem& p) {
   return "";
 }
 
-GroupWorkspace layout_workspace(const GroupPlan& plan, uint64_t rows, uint64_t weight_bytes) {
+GroupWorkspace layout_workspace(const GroupPlan& plan, uint64_t rows) {
   GroupWorkspace w;
   uint64_t at = 0;
   auto take = [&](uint64_t bytes) {
@@ -61,10 +61,9 @@ GroupWorkspace layout_workspace(const GroupPlan& plan, uint64_t rows, uint64_t w
   static_assert(kWorkspaceAlignment >= 12, "the order flag shares plan_error's slot");
   w.order_flag = w.plan_error + 8;
   for (int b = 0; b < buffers; ++b) w.keys[b] = take(4 * rows);
-  for (int b = 0; b < buffers; ++b) w.rows[b] = take(4 * rows);
-  if (plan.weights_in_sort) {
-    for (int b = 0; b < buffers; ++b) w.weights[b] = take(weight_bytes * rows);
-  }
+  // Carried weights ride beside the positions: (position, weight bits) pairs.
+  const uint64_t value_bytes = plan.weights_in_sort ? 8 : 4;
+  for (int b = 0; b < buffers; ++b) w.rows[b] = take(value_bytes * rows);
   w.counts = take(4 * kSortDigits * plan.sort_tiles);
   w.totals = take(4 * kSortDigits);
   if (plan.mode == SCATTERPTX_MODE_SEGMENTED) {
@@ -205,7 +204,7 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o, const DeviceL
   // Weighted partial sums are sums: the plain combine adds them.
   plan.combine_variant = find_variant(KernelFamily::group_combine, p.dtype, SCATTERPTX_INDEX_INT32, slice, p.reduce);
   plan.weights_in_sort = p.weighted && !o.weights_read_at_execute && (p.weight_bytes() == 2 || p.weight_bytes() == 4);
-  plan.workspace = layout_workspace(plan, m, p.weight_bytes());
+  plan.workspace = layout_workspace(plan, m);
   return plan;
 }
 

@@ -40,8 +40,8 @@ struct GroupWorkspace {
   uint64_t plan_error = 0;  // u64: smallest bad source position, all ones if none
   uint64_t order_flag = 0;  // u32 after plan_error: all ones while the index reads in order
   uint64_t keys[2] = {};    // u32 [M] each: the radix passes ping-pong
-  uint64_t rows[2] = {};    // u32 [M] each: source positions
-  uint64_t weights[2] = {}; // weight_bytes [M] each where the sort carries the weights
+  uint64_t rows[2] = {};    // [M] each: u32 source positions, or (position, weight bits)
+                            // u32 pairs where the sort carries the weights
   uint64_t counts = 0;      // u32 [256][sort_tiles]
   uint64_t totals = 0;      // u32 [256]
   uint64_t partials = 0;    // SEGMENTED: [2 * segment_tiles] rows of partial_stride bytes
@@ -64,8 +64,8 @@ struct GroupPlan {
   // The default call's f32 grouping: the first radix pass checks the
   // index's order, and a sorted index runs the streaming plan instead.
   bool streams_when_sorted = false;
-  // The radix passes carry 2- or 4-byte weights with the source positions,
-  // so that the summing kernel reads them in grouped order, not one
+  // The radix passes carry 2- or 4-byte weights in (position, weight bits)
+  // pairs, so that the summing kernel reads them in grouped order, not one
   // scattered 32-byte sector per row.
   bool weights_in_sort = false;
   std::string why_mode;          // one line: why the planner chose the mode

@@ -168,8 +168,9 @@ TEST_F(GroupLaunchTest, EachPassReadsTheLastPassesBuffersAndTheSumsReadTheFinalO
 }
 
 // A call that groups and sums at once has the passes carry 2- and 4-byte
-// weights: the first reads the caller's, each later one the last one's,
-// and the sums read the final pass's in grouped order.
+// weights in (position, weight bits) pairs: the first reads the caller's,
+// each later one the last one's pairs, and the sums read the final pass's
+// second words in grouped order.
 TEST_F(GroupLaunchTest, CarriedWeightsFollowThePositionsThroughEveryPass) {
   for (const auto& [rows, weights_dtype, bytes] :
        {std::tuple{SCATTERPTX_F32, SCATTERPTX_F32, 4u}, std::tuple{SCATTERPTX_BF16, SCATTERPTX_BF16, 2u},
@@ -185,13 +186,15 @@ TEST_F(GroupLaunchTest, CarriedWeightsFollowThePositionsThroughEveryPass) {
     for (uint32_t pass = 0; pass < plan.passes; ++pass) {
       SCOPED_TRACE("pass " + std::to_string(pass));
       EXPECT_EQ(scatters[pass]["weight_bytes"], bytes);
-      EXPECT_EQ(scatters[pass]["weights_in"], pass == 0 ? p.weights_address : kWorkspace + w.weights[(pass - 1) % 2]);
-      EXPECT_EQ(scatters[pass]["weights_out"], kWorkspace + w.weights[pass % 2]);
+      EXPECT_EQ(scatters[pass]["weights_in"], pass == 0 ? p.weights_address : 0);
+      EXPECT_EQ(scatters[pass]["value_source"], pass == 0 ? 0 : kWorkspace + w.rows[(pass - 1) % 2]);
+      EXPECT_EQ(scatters[pass]["values_out"], kWorkspace + w.rows[pass % 2]);
     }
     const std::vector<Launch> sums = sum_launches();
     ASSERT_EQ(sums.size(), 1u);
     EXPECT_TRUE(kKernelVariants[sums[0].variant].weighted);
-    EXPECT_EQ(sums[0]["weights"], kWorkspace + w.weights[plan.final_buffer()]);
+    EXPECT_EQ(sums[0]["rows"], kWorkspace + w.rows[plan.final_buffer()]);
+    EXPECT_EQ(sums[0]["weights"], kWorkspace + w.rows[plan.final_buffer()] + 4) << "the first pair's second word";
     EXPECT_EQ(sums[0]["weight_bytes"], bytes);
     EXPECT_EQ(sums[0]["weights_sorted"], 1u);
   }

@@ -383,9 +383,10 @@ TEST(GroupPlan, TheDefaultCallGroupsWeightedFewTargetsAndStreamsWhatASumStreams)
 }
 
 // A call that sorts and sums at once has the radix passes carry 2- and
-// 4-byte weights, in two more ping-pong buffers of M weights, so that the
-// sums read them in grouped order; 8-byte weights and plan objects (whose
-// executes read the weights as they are then) keep reading them by row.
+// 4-byte weights beside the positions, in ping-pong buffers of M
+// (position, weight bits) pairs, so that the sums read them in grouped
+// order; 8-byte weights and plan objects (whose executes read the weights
+// as they are then) keep reading them by row.
 TEST(GroupPlan, TheSortCarriesTwoAndFourByteWeightsOfOneShotCalls) {
   const Problem rows = contiguous(SCATTERPTX_F32, 300000, 250000, 128);
   const GroupPlan plain = make_group_plan(rows, mode(SCATTERPTX_MODE_SEGMENTED));
@@ -394,11 +395,11 @@ TEST(GroupPlan, TheSortCarriesTwoAndFourByteWeightsOfOneShotCalls) {
   ASSERT_TRUE(carried.weights_in_sort);
   ASSERT_GT(carried.passes, 1u);
   const GroupWorkspace& w = carried.workspace;
-  EXPECT_EQ(w.weights[0] % kWorkspaceAlignment, 0u);
-  EXPECT_GE(w.weights[1], w.weights[0] + 4 * rows.src_rows);
-  EXPECT_GE(w.bytes, w.weights[1] + 4 * rows.src_rows);
-  EXPECT_GE(w.weights[0], w.rows[1] + 4 * rows.src_rows) << "apart from the positions";
-  EXPECT_EQ(w.bytes - plain.workspace.bytes, 2 * align_up(4 * rows.src_rows, kWorkspaceAlignment));
+  EXPECT_GE(w.rows[1], w.rows[0] + 8 * rows.src_rows) << "pairs of 8 bytes";
+  EXPECT_GE(w.counts, w.rows[1] + 8 * rows.src_rows);
+  EXPECT_EQ(w.bytes - plain.workspace.bytes, 2 * align_up(8 * rows.src_rows, kWorkspaceAlignment) -
+                                                 2 * align_up(4 * rows.src_rows, kWorkspaceAlignment))
+      << "the header's 8*M more";
   EXPECT_NE(carried.describe().find(" weights_in_sort=1"), std::string::npos) << carried.describe();
 
   const Problem bf16 = weighted(contiguous(SCATTERPTX_BF16, 300000, 250000, 128), SCATTERPTX_BF16);
@@ -418,14 +419,14 @@ TEST(GroupPlan, TheSortCarriesTwoAndFourByteWeightsOfOneShotCalls) {
   EXPECT_EQ(read_at_execute.describe().find("weights_in_sort"), std::string::npos);
 }
 
-// One radix pass writes one buffer of each kind, weights too.
+// One radix pass writes one buffer of each kind, pairs too.
 TEST(GroupPlan, OnePassCarriesWeightsInOneBuffer) {
   const GroupPlan plan = make_group_plan(weighted(contiguous(SCATTERPTX_F32, 100000, 200, 128), SCATTERPTX_F32),
                                          mode(SCATTERPTX_MODE_SEGMENTED));
   ASSERT_EQ(plan.passes, 1u);
   ASSERT_TRUE(plan.weights_in_sort);
-  EXPECT_EQ(plan.workspace.weights[1], 0u);
-  EXPECT_GE(plan.workspace.bytes, plan.workspace.weights[0] + 4 * 100000);
+  EXPECT_EQ(plan.workspace.rows[1], 0u);
+  EXPECT_GE(plan.workspace.counts, plan.workspace.rows[0] + 8 * 100000) << "one buffer of pairs";
 }
 
 TEST(GroupPlan, APlainSumDescribesItselfAsBefore) {

@@ -113,9 +113,9 @@ typedef struct scatterptx_schedule {
  * pool of the library's (cuMemAllocFromPoolAsync, capturable). Its size is
  * scatterptx_plan_workspace_size()'s for SEGMENTED, about
  * 16*M + 4*256*ceil(M/2048) + 4*ceil(M/256)*row_bytes + 1 KB (row_bytes of
- * f32 sums, f64 for f64, rounded up to 16), plus up to 2*M*weight_bytes
- * for weights of 2 or 4 bytes, which the sort carries: the call's peak
- * extra memory. */
+ * f32 sums, f64 for f64, rounded up to 16), plus up to 8*M for weights of
+ * 2 or 4 bytes, which the sort carries beside the positions: the call's
+ * peak extra memory. */
 typedef enum scatterptx_grouping {
   /* Group where it wins; if no workspace can be had, take the streaming
    * paths instead (nothing is written before that choice). */
@@ -269,9 +269,10 @@ typedef struct scatterptx_plan_st* scatterptx_plan;
  * NULL means the defaults. For SEGMENTED with M = src_rows, T = out_rows, row_bytes of
  * the accumulator type (f32 for f16/bf16/f32, f64 for f64), rounded up to 16:
  *   about 16*M + 4*256*ceil(M/2048) + 4*ceil(M/256)*row_bytes + 1 KB,
- * plus up to 2*M*weight_bytes for weights of 2 or 4 bytes (scatterptx_scatter_add
- * and scatterptx_scatter_add_grouped carry them through the sort; a plan's
- * executes read them by source row, as they are then, and use none of it). */
+ * plus up to 8*M for weights of 2 or 4 bytes (scatterptx_scatter_add and
+ * scatterptx_scatter_add_grouped carry them through the sort beside the
+ * positions; a plan's executes read them by source row, as they are then,
+ * and use none of it). */
 SCATTERPTX_API
 scatterptx_status scatterptx_plan_workspace_size(const scatterptx_scatter_add_args* args,
                                                  const scatterptx_group_options* options, size_t* bytes);
