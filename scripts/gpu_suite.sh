@@ -30,7 +30,7 @@ python=${PYTHON:-python3}
 failed=0
 
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv | tee "$log_dir/gpu.txt"
-git rev-parse --short HEAD 2>/dev/null | tee -a "$log_dir/gpu.txt"
+echo "${SCATTERPTX_COMMIT:-$(git rev-parse --short HEAD 2>/dev/null)}" | tee -a "$log_dir/gpu.txt"
 
 if ! make BUILD_DIR=build >"$log_dir/build.log" 2>&1; then
   tail -n 60 "$log_dir/build.log"
