@@ -48,8 +48,12 @@ def _torch_view(tensor, what, rank):
         raise ValueError(f"{what} rows must be contiguous (stride(1) == 1)")
     if rank == 1 and shape[0] > 1 and strides[0] != 1:
         raise ValueError(f"{what} must be contiguous")
-    stride = strides[0] if rank == 2 else 1
-    return tensor.data_ptr(), shape, max(stride, shape[1] if rank == 2 else 1), name
+    if rank == 1:
+        return tensor.data_ptr(), shape, 1, name
+    # A single row's stride is arbitrary in torch; any other is passed as it
+    # is, so that rows that overlap (expand, as_strided) meet the library's
+    # stride check instead of a made-up stride.
+    return tensor.data_ptr(), shape, strides[0] if shape[0] > 1 else shape[1], name
 
 
 def _cai_view(value, what, rank, dtype=None):

@@ -3,9 +3,11 @@ cases need torch with an sm_90+ GPU and compare against torch's index_add_
 in float64."""
 
 import ctypes
+import importlib.util
 import math
 import os
 import unittest
+from unittest import mock
 
 from package_under_test import scatterptx
 
@@ -157,6 +159,24 @@ class HostOnly(unittest.TestCase):
     def test_non_arrays_are_refused(self):
         with self.assertRaises(TypeError):
             scatterptx.scatter_add_([1, 2], [0], [1])
+
+    @unittest.skipUnless(importlib.util.find_spec("torch"), "torch is not installed")
+    def test_torch_rows_that_overlap_reach_the_library_with_their_stride(self):
+        # Expanded rows (stride 0) and as_strided ones (stride 2 for 4
+        # columns) must meet the library's stride check, not a made-up
+        # stride; a single row's stride is torch's to choose and is not read.
+        import torch
+
+        base = torch.zeros(64)
+        index = torch.zeros(3, dtype=torch.int64)
+        with mock.patch.object(torch.Tensor, "is_cuda", new=True):
+            for out, stride in ((base[:4].expand(10, 4), 0), (base.as_strided((10, 4), (2, 1)), 2)):
+                with self.assertRaises(scatterptx.ScatterPtxError) as caught:
+                    scatterptx.scatter_add_(out, index, torch.ones(3, 4), stream=0)
+                self.assertIn(f"out_row_stride = {stride} is less than cols = 4", str(caught.exception))
+            one_row = base.as_strided((1, 4), (1, 1))
+            problem = scatterptx._arrays.read_problem(one_row, index[:1], torch.ones(1, 4))
+            self.assertEqual(problem.out_row_stride, 4)
 
 
 class GroupedHostOnly(unittest.TestCase):
