@@ -55,6 +55,10 @@ def _count_fallback(reason, torch_op="index_add_"):
 # The library call
 
 _capability = {}  # device index -> (major, minor)
+# torch built for ROCm calls AMD GPUs "cuda" and reports gfx9xx as (9, x);
+# the library runs on NVIDIA's driver only.
+_ROCM = torch.version.hip is not None
+_ROCM_REASON = "a ROCm build of torch (the library runs on NVIDIA GPUs)"
 _args_template = None
 _library_fn = None
 
@@ -85,6 +89,8 @@ def _fallback_reason(out, index, source):
         return f"dtype {out.dtype} (the library takes float32, float16, bfloat16, float64)"
     if index.dtype not in _INDEX_TYPES:
         return f"index dtype {index.dtype}"
+    if _ROCM:
+        return _ROCM_REASON
     device = out.get_device()
     if source.get_device() != device or index.get_device() != device:
         return "tensors on different devices"
@@ -183,7 +189,7 @@ _thread_args = threading.local()
 
 def _signature_codes(out_dtype, index_dtype, source_dtype, device, index_device, source_device):
     if (out_dtype not in _SUPPORTED_DTYPES or source_dtype != out_dtype or index_dtype not in _INDEX_TYPES
-            or device < 0 or index_device != device or source_device != device
+            or device < 0 or index_device != device or source_device != device or _ROCM
             or _device_capability(device)[0] < 9):
         return ()
     return (_binding.DTYPES[_SUPPORTED_DTYPES[out_dtype]], _binding.INDEX_TYPES[_INDEX_TYPES[index_dtype]])
@@ -244,9 +250,56 @@ def _args_template_or_init():
 
 
 
+_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+            "memory location. Please clone() the tensor before performing the operation.")
+_INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                     "location. Please clone() the tensor before performing the operation.")
+
+
+def _has_memory(t):
+    """Whether t is a plain tensor with storage of its own (not a fake, meta
+    or functorch-wrapped one, which tracing and transforms pass)."""
+    return (type(t) is torch.Tensor and not t.is_meta
+            and not torch._C._functorch.is_functorch_wrapped_tensor(t))
+
+
+def _dense_bytes(t):
+    """[first, end) of the bytes t covers when it covers them all (torch's
+    test for an overlap it can tell), else None."""
+    if t.numel() == 0 or not _has_memory(t):
+        return None
+    expected = 1
+    for stride, size in sorted((stride, size) for size, stride in zip(t.shape, t.stride()) if size != 1):
+        if stride != expected:
+            return None
+        expected *= size
+    first = t.data_ptr()
+    return first, first + t.numel() * t.element_size()
+
+
+def check_written_alone(out, *inputs):
+    """torch's checks before an in-place operator writes out: no two of its
+    elements share memory, nor does it share any with an input (None
+    skipped); the same errors. Where copies or a functional form stand in
+    for the in-place operator, they would hide what torch refuses."""
+    if not _has_memory(out):
+        return
+    if any(stride == 0 and size > 1 for size, stride in zip(out.shape, out.stride())):
+        raise RuntimeError(_INTERNAL_OVERLAP)
+    written = _dense_bytes(out)
+    if written is None:
+        return
+    for t in inputs:
+        if t is not None and t.device == out.device:
+            read = _dense_bytes(t)
+            if read is not None and read[0] < written[1] and written[0] < read[1]:
+                raise RuntimeError(_OVERLAP)
+
+
 def _run_library(out, index, source, reduce="sum", include_self=True, weights=None):
     """_launch for any layout of tensors _reduce_fallback_reason takes: out
     with a non-unit column stride in a contiguous copy, copied back."""
+    check_written_alone(out, index, source, weights)
     if source.shape[0] == 0 or source.shape[1] == 0:
         return
     device_index = out.get_device()

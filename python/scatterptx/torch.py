@@ -26,14 +26,15 @@ What the operators do:
   deterministic grouped mode (bitwise reproducible), never an atomic path.
 - Any layout torch accepts is accepted: out with a non-unit column stride is
   computed in a contiguous copy and copied back; such a src is copied.
-- Everything else (CPU or other devices, GPUs below sm_90, other dtypes or
-  ranks) runs torch's own ``index_add_`` (weighted: of ``src * w[:, None]``,
-  the product in float32, float64 for float64) or ``scatter_reduce_`` (with
-  the expanded index): same result, and torch's errors for invalid input
-  (mismatched shapes, dtypes or devices; scatter_reduce's contract, 2-D out
-  and src with a 1-D index of src's rows, and the weights' are checked
-  first, alike on every device and in the fake kernels). Each reason is
-  warned about once and counted in ``fallback_counts()``.
+- Everything else (CPU or other devices, GPUs below sm_90, torch built for
+  ROCm, other dtypes or ranks) runs torch's own ``index_add_`` (weighted: of
+  ``src * w[:, None]``, the product in float32, float64 for float64) or
+  ``scatter_reduce_`` (with the expanded index): same result, and torch's
+  errors for invalid input (mismatched shapes, dtypes or devices;
+  scatter_reduce's contract, 2-D out and src with a 1-D index of src's rows,
+  and the weights' are checked first, alike on every device and in the fake
+  kernels). Each reason is warned about once and counted in
+  ``fallback_counts()``.
 - scatter_reduce other than a sum with include_self runs grouped (sorted by
   target, each reached row written once): deterministic, f16/bf16 combined
   in float32; a reduce grouping cannot take (more than 2^32 - 1 source rows
@@ -69,7 +70,7 @@ the dispatcher.
 import torch
 
 from ._torch_call import (_INDEX_TYPES, _count_fallback, _fallback_reason, _launch_as_is, _reduce_fallback_reason,
-                          _run_library, fallback_counts, reset_fallback_counts)
+                          _run_library, check_written_alone, fallback_counts, reset_fallback_counts)
 from ._torch_math import _weighted_rows, scatter_reduce_grads, source_grad, weighted_source_grads
 
 __all__ = ["disable", "enable", "enabled", "fallback_counts", "index_add", "index_add_", "reset_fallback_counts",
@@ -287,7 +288,8 @@ class _IndexAddFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, out, index, source, keyset):
         ctx.save_for_backward(index)
-        ctx.out_rows = out.shape[0]
+        ctx.out_rows = out.shape[0] if out.dim() else 1  # torch takes a 0-dim out as one row
+        ctx.source_shape = source.shape
         with torch._C._AutoDispatchBelowAutograd():
             return _index_add_op.redispatch(keyset & torch._C._after_autograd_keyset, out, index, source)
 
@@ -295,7 +297,10 @@ class _IndexAddFunction(torch.autograd.Function):
     def backward(ctx, grad):
         (index,) = ctx.saved_tensors
         grad_out = grad if ctx.needs_input_grad[0] else None
-        grad_source = source_grad(grad, index, ctx.out_rows) if ctx.needs_input_grad[2] else None
+        grad_source = None
+        if ctx.needs_input_grad[2]:
+            grad_source = source_grad(grad.reshape(-1) if grad.dim() == 0 else grad, index, ctx.out_rows)
+            grad_source = grad_source.reshape(ctx.source_shape)
         return grad_out, None, grad_source, None
 
 
@@ -306,7 +311,22 @@ def _index_add_autograd(keyset, out, index, source):
         return _index_add_op.redispatch(keyset & torch._C._after_autograd_keyset, out, index, source)
 
 
+_INFERENCE_TENSOR = ("Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to "
+                     "get a normal tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for "
+                     "more details.")
+
+
+def _check_in_place(out, *inputs):
+    """What torch's in-place operators refuse before they write (an inference
+    tensor outside inference mode, where this kernel runs; memory shared
+    with an input), checked here since the paths below copy or clone."""
+    if out.is_inference():
+        raise RuntimeError(_INFERENCE_TENSOR)
+    check_written_alone(out, *inputs)
+
+
 def _index_add__autograd(keyset, out, index, source):
+    _check_in_place(out, index, source)
     if torch.is_grad_enabled() and (out.requires_grad or source.requires_grad):
         # Through the functional operator and copy_, whose autograd rebases
         # out's history (and refuses a leaf that requires grad), as torch's
@@ -353,6 +373,7 @@ def _weighted_index_add_autograd(keyset, out, index, source, weights):
 
 
 def _weighted_index_add__autograd(keyset, out, index, source, weights):
+    _check_in_place(out, index, source, weights)
     if _wants_grad(out, source, weights):
         out.copy_(_weighted_index_add_op(out, index, source, weights))  # as _index_add__autograd
         return None
@@ -393,6 +414,7 @@ def _scatter_reduce_autograd(keyset, out, index, src, reduce, *, include_self=Tr
 
 
 def _scatter_reduce__autograd(keyset, out, index, src, reduce, *, include_self=True):
+    _check_in_place(out, index, src)
     if _wants_grad(out, src):
         # amax and amin save out for their backward: a copy, as out is overwritten.
         before = out.clone() if reduce in ("amax", "amin") else out
@@ -438,7 +460,7 @@ def index_add(out, index, src):
 
 def index_add_(out, index, src):
     """out[index[i], :] += src[i, :] in place, as out.index_add_(0, index, src); returns out."""
-    if _straight_to_cuda_kernel(out, index, src):
+    if _straight_to_cuda_kernel(out, index, src) and not out.is_inference():
         torch._C._increment_version((out,))  # as the dispatcher's path does
         _index_add_cuda(out, index, src)
         return out
@@ -462,7 +484,7 @@ def weighted_index_add(out, index, src, weights):
 
 def weighted_index_add_(out, index, src, weights):
     """out[index[i], :] += weights[i] * src[i, :] in place; returns out."""
-    if _straight_with_weights(out, index, src, weights):
+    if _straight_with_weights(out, index, src, weights) and not out.is_inference():
         torch._C._increment_version((out,))
         _weighted_index_add_cuda(out, index, src, weights)
         return out
@@ -485,7 +507,7 @@ def scatter_reduce(out, index, src, reduce, *, include_self=True):
 def scatter_reduce_(out, index, src, reduce, *, include_self=True):
     """out.scatter_reduce_(0, index.view(-1, 1).expand_as(src), src, reduce,
     include_self=include_self) in place; returns out. See scatter_reduce."""
-    if _straight_to_cuda_kernel(out, index, src):
+    if _straight_to_cuda_kernel(out, index, src) and not out.is_inference():
         torch._C._increment_version((out,))
         _scatter_reduce_cuda(out, index, src, reduce, include_self=include_self)
         return out
@@ -508,7 +530,21 @@ def scatter(src, index, dim=0, out=None, dim_size=None, reduce="sum"):
     result has dim_size rows, or index.max() + 1 when dim_size is None, which
     reads the index on the host (a synchronisation, as in PyG; pass dim_size
     under torch.compile and CUDA graph capture).
+
+    Passed by position, PyG's order (src, index, dim, dim_size, reduce) is
+    taken too: a number or a reduce's name where out or dim_size stands.
     """
+    if isinstance(dim_size, str) or (out is not None and not isinstance(out, torch.Tensor)):
+        if isinstance(dim_size, str) and reduce != "sum":
+            raise TypeError("scatterptx.torch.scatter: reduce given twice (PyG's order is src, index, dim, "
+                            "dim_size, reduce)")
+        if out is not None and not isinstance(out, (int, torch.SymInt)):
+            raise TypeError(f"scatterptx.torch.scatter: out must be a tensor, or in PyG's order dim_size an int, "
+                            f"got {type(out).__name__}")
+        if dim_size is not None and not isinstance(dim_size, str):
+            raise TypeError("scatterptx.torch.scatter: dim_size given twice (PyG's order is src, index, dim, "
+                            "dim_size, reduce)")
+        out, dim_size, reduce = None, out, (dim_size if isinstance(dim_size, str) else reduce)
     if reduce not in _SCATTER_REDUCES:
         if reduce in _OTHER_REDUCES:
             raise NotImplementedError(f"scatterptx.torch.scatter: reduce={reduce!r} is not supported (sum, add, "

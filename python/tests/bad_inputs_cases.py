@@ -237,16 +237,26 @@ TORCH_CASES = (
                     "test_torch_reduce.Autograd.test_rows_out_of_range_get_zero_gradient",
                     "test_bad_inputs.TorchOnGpu.test_out_of_range_rows_are_skipped_and_nothing_else_changes",
                     "test_bad_inputs.TorchOnCpu.test_invalid_input_raises_torchs_error")),
-    DocumentedCase("torch_src_is_out", "`src` sharing memory with `out`", "index_add_",
-                   "CUDA: raises `ScatterPtxError` (a RuntimeError): out and src overlap in memory; out untouched. "
-                   "CPU: torch's error",
+    DocumentedCase("torch_src_is_out", "`src` (or `index`, `weights`) sharing memory with `out`",
+                   "index_add_, weighted_index_add_, scatter_reduce_",
+                   "CUDA, row-major operands: raises `ScatterPtxError` (a RuntimeError): out and src overlap in "
+                   "memory. A src read in a copy, a gradient wanted, or CPU: torch's RuntimeError. Out untouched",
                    ("test_bad_inputs.TorchOnGpu.test_src_sharing_out_is_refused",
+                    "test_bad_inputs.TorchOnGpu.test_src_read_in_a_copy_sharing_out_is_refused_untouched",
+                    "test_bad_inputs.TorchOnCpu.test_in_place_with_a_gradient_refuses_what_torch_refuses",
                     "test_bad_inputs.TorchOnCpu.test_invalid_input_raises_torchs_error")),
     DocumentedCase("torch_expanded_out", "an `out` whose rows share memory (`expand`)", "index_add_",
                    "raises torch's RuntimeError (more than one element of the written-to tensor refers to a single "
-                   "memory location), on CUDA from copying the result back; out untouched",
+                   "memory location) before anything runs; out untouched",
                    ("test_bad_inputs.TorchOnGpu.test_expanded_out_is_refused_untouched",
+                    "test_bad_inputs.TorchOnCpu.test_in_place_with_a_gradient_refuses_what_torch_refuses",
                     "test_bad_inputs.TorchOnCpu.test_invalid_input_raises_torchs_error")),
+    DocumentedCase("torch_inference_in_place", "an inference tensor (made under `torch.inference_mode()`) as `out` "
+                   "of an in-place operator outside inference mode", "index_add_, weighted_index_add_, "
+                   "scatter_reduce_",
+                   "raises torch's RuntimeError (Inplace update to inference tensor outside InferenceMode) before "
+                   "anything is written (torch's own op writes, then raises)",
+                   ("test_bad_inputs.TorchOnCpu.test_an_inference_tensor_is_refused_in_place_outside_inference_mode",)),
     DocumentedCase("torch_leaf_in_place", "in place on a leaf that requires grad", "index_add_", TORCH_ERROR,
                    ("test_torch_ops.Autograd.test_in_place_on_a_leaf_that_requires_grad_raises_like_torch",)),
     DocumentedCase("torch_meta_shapes", "meta tensors of mismatched shapes (torch.compile, export)", "index_add",

@@ -101,6 +101,41 @@ class TorchOnCpu(unittest.TestCase, TorchErrorComparison):
                 self.assert_same_error(what, lambda: spt.index_add_(out, index, src),
                                        lambda: out.index_add_(0, index, src))
 
+    def test_in_place_with_a_gradient_refuses_what_torch_refuses(self):
+        # With a gradient wanted the in-place operators run as the functional
+        # one and copy_, which would hide memory shared with out.
+        index = torch.tensor([0, 1])
+        for what, ours, theirs in (
+                ("index_add_", lambda y: spt.index_add_(y, index, y[2:4]),
+                 lambda y: y.index_add_(0, index, y[2:4])),
+                ("scatter_reduce_", lambda y: spt.scatter_reduce_(y, index, y[2:4], "amax"),
+                 lambda y: y.scatter_reduce_(0, index.view(-1, 1).expand(2, 3), y[2:4], "amax")),
+                ("weighted_index_add_", lambda y: spt.weighted_index_add_(y, index, y[2:4], torch.ones(2)),
+                 lambda y: y.index_add_(0, index, y[2:4])),
+                ("expanded out", lambda y: spt.index_add_(y[:1].expand(4, 3), index, torch.ones(2, 3)),
+                 lambda y: y[:1].expand(4, 3).index_add_(0, index, torch.ones(2, 3)))):
+            with self.subTest(what):
+                leaf = torch.randn(6, 3, requires_grad=True)
+                y, before = leaf * 1, leaf.detach().clone()
+                self.assert_same_error(what, lambda: ours(y), lambda: theirs(leaf.detach().clone()))
+                self.assertTrue(torch.equal(y.detach(), before))
+
+    def test_an_inference_tensor_is_refused_in_place_outside_inference_mode(self):
+        with torch.inference_mode():
+            out, theirs = torch.zeros(4, 3), torch.zeros(4, 3)
+        index, src = torch.tensor([0, 3]), torch.ones(2, 3)
+        # torch's own op raises after it has written; ours before.
+        self.assert_same_error("index_add_", lambda: spt.index_add_(out, index, src),
+                               lambda: theirs.index_add_(0, index, src))
+        self.assert_same_error("scatter_reduce_", lambda: spt.scatter_reduce_(out, index, src, "sum"),
+                               lambda: theirs.index_add_(0, index, src))
+        self.assert_same_error("weighted_index_add_", lambda: spt.weighted_index_add_(out, index, src, torch.ones(2)),
+                               lambda: theirs.index_add_(0, index, src))
+        self.assertTrue(torch.equal(out, torch.zeros(4, 3)))
+        with torch.inference_mode():
+            quietly(spt.index_add_, out, index, src)
+        self.assertTrue(torch.equal(out, torch.zeros(4, 3).index_add_(0, index, src)))
+
     def test_what_the_library_does_not_take_falls_back(self):
         index = torch.tensor([0, 2, 2, 4])
         for what, out, src in (("int32", torch.zeros(5, 3, dtype=torch.int32), torch.ones(4, 3, dtype=torch.int32)),
@@ -223,6 +258,16 @@ class TorchOnGpu(unittest.TestCase, TorchErrorComparison):
         index = torch.randint(0, 10, (10,), device="cuda")
         spt.index_add_(out, index, src)
         self.assert_only_valid_rows_changed(before, arena, 10, 8, index, src)
+
+    def test_src_read_in_a_copy_sharing_out_is_refused_untouched(self):
+        # A src the library reads in a row-major copy (out transposed) would
+        # no longer share memory with out: torch's error comes first.
+        out = torch.randn(6, 6, device="cuda")
+        before, theirs = out.clone(), out.clone()
+        index = torch.arange(6, device="cuda")
+        self.assert_same_error("transposed out as src", lambda: spt.index_add_(out, index, out.t()),
+                               lambda: theirs.index_add_(0, index, theirs.t()))
+        self.assertTrue(torch.equal(out, before))
 
     def test_expanded_out_is_refused_untouched(self):
         base = torch.randn(1, 3, device="cuda")

@@ -96,6 +96,19 @@ class CpuFallback(unittest.TestCase):
         self.assertEqual(spt.fallback_counts(), {"cpu tensors": 3})
         self.assertEqual(len([w for w in caught if "scatterptx" in str(w.message)]), 1)
 
+    def test_a_rocm_build_of_torch_takes_torchs_op(self):
+        # ROCm's torch calls AMD GPUs "cuda" and reports gfx90a as (9, 0):
+        # neither the general path nor the fast one may call the library.
+        from scatterptx import _torch_call
+
+        out, index, src = case(dtype="float32")
+        key = (torch.float32, torch.int64, torch.float32, 0, 0, 0)
+        with mock.patch.object(_torch_call, "_device_capability", return_value=(9, 0)):
+            self.assertNotEqual(_torch_call._signature_codes(*key), ())  # what CUDA's torch gets
+            with mock.patch.object(_torch_call, "_ROCM", True):
+                self.assertIn("ROCm", _torch_call._fallback_reason(out, index, src))
+                self.assertEqual(_torch_call._signature_codes(*key), ())
+
     def test_non_contiguous_layouts_match_torch(self):
         out, index, src = case(rows=6, out_rows=6, cols=6)
         for o, s in ((out.t(), src), (out, src.t()), (out[:, ::2], src[:, 1::2]), (out[1:4], src)):
@@ -146,6 +159,22 @@ class Scatter(unittest.TestCase):
         out = torch.ones(5, dtype=src.dtype)
         self.assertIs(quietly(spt.scatter, src[:, 0], index, out=out), out)
 
+    def test_pyg_positional_order_is_taken(self):
+        # PyG's scatter(src, index, dim, dim_size, reduce) by position; the
+        # values are PyG's formulas (a result of zeros, include_self off).
+        _, index, src = case(rows=9, out_rows=4)
+        for reduce, name in (("sum", "sum"), ("mean", "mean"), ("max", "amax")):
+            expected = torch.zeros(6, 3, dtype=src.dtype).scatter_reduce(
+                0, index.view(-1, 1).expand_as(src), src, name, include_self=False)
+            with self.subTest(reduce):
+                self.assertTrue(torch.allclose(quietly(spt.scatter, src, index, 0, 6, reduce), expected))
+                self.assertTrue(torch.allclose(quietly(spt.scatter, src, index, 0, 6, reduce=reduce), expected))
+        by_max = quietly(spt.scatter, src, index, 0, None, "mean")
+        self.assertEqual(by_max.shape, (int(index.max()) + 1, 3))
+        for args, kwargs in (((0, 6, 7), {}), ((0, 6.0), {}), ((0, None, "mean"), {"reduce": "max"})):
+            with self.subTest(args=args, kwargs=kwargs), self.assertRaises(TypeError):
+                spt.scatter(src, index, *args, **kwargs)
+
     def test_mul_and_the_other_reductions_are_not_supported(self):
         # mean, max and min: test_torch_reduce.Scatter
         _, index, src = case()
@@ -181,6 +210,22 @@ class Autograd(unittest.TestCase):
         src.requires_grad_()
         self.assertTrue(quietly(torch.autograd.gradcheck, lambda o, s: spt.index_add_(o * 1, index, s),
                                 (out, src)))
+
+    def test_gradients_of_other_ranks_match_torch(self):
+        # What the library does not take (0-dim, 1-D, 3-D) runs torch's op;
+        # its gradients are still this operator's and must be torch's.
+        for out_shape, src_shape, index in (((), (), torch.tensor([0])), ((5,), (3,), torch.tensor([0, 4, 0])),
+                                            ((4, 2, 3), (2, 2, 3), torch.tensor([3, 3]))):
+            with self.subTest(out_shape):
+                out = torch.randn(out_shape, dtype=torch.float64, requires_grad=True)
+                src = torch.randn(src_shape, dtype=torch.float64, requires_grad=True)
+                self.assertTrue(quietly(torch.autograd.gradcheck, lambda o, s: spt.index_add(o, index, s),
+                                        (out, src)))
+                got = torch.autograd.grad(quietly(spt.index_add, out, index, src).sum() * 3, (out, src))
+                expected = torch.autograd.grad(torch.index_add(out, 0, index, src).sum() * 3, (out, src))
+                for g, e in zip(got, expected):
+                    self.assertEqual(g.shape, e.shape)
+                    self.assertTrue(torch.equal(g, e))
 
     def test_in_place_on_a_leaf_that_requires_grad_raises_like_torch(self):
         out, index, src = case()
