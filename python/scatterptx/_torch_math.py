@@ -87,3 +87,26 @@ def scatter_reduce_grads(grad, index, reduce, include_self, out=None, src=None, 
     if not include_self:
         grad_out = torch.where((counts > 0).unsqueeze(1), 0, grad_out)  # reached rows lost their values
     return grad_out, grad_src
+
+
+def scatter_reduce_tangent(out_t, src_t, index, include_self, out, src, result):
+    """The forward-mode derivative of an amax or amin scatter_reduce: each
+    target's tangent is the mean of the tangents of the operands equal to
+    its result (out's only with include_self: unlike the backward, torch's
+    forward derivative does not count an excluded out value among the ties),
+    a row no index reaches keeps out's; rows of src outside [0, out_rows)
+    add none."""
+    out_rows = result.shape[0]
+    valid = (index >= 0) & (index < out_rows)
+    safe = torch.where(valid, index, 0)
+    valid_rows = valid.unsqueeze(1)
+    wide = _accumulation_dtype(result.dtype)
+    self_is_result = out == result
+    if not include_self:
+        reached = _target_counts(index, valid, out_rows) > 0
+        self_is_result &= ~reached.unsqueeze(1)
+    src_is_result = (src == result.index_select(0, safe)) & valid_rows
+    ties = self_is_result.to(wide).index_add(0, safe, src_is_result.to(wide))
+    total = torch.where(self_is_result, out_t, 0).to(wide).index_add(
+        0, safe, torch.where(src_is_result, src_t, 0).to(wide))
+    return (total / ties).to(result.dtype)

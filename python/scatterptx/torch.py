@@ -49,8 +49,10 @@ What the operators do:
   reached rows get none. One quirk of torch's is kept so that both give the
   same gradients: without include_self, an excluded out value equal to its
   target's result still counts among the ties. The backward is made of
-  differentiable torch ops, so double backward is exact.
-  The in-place operator, when a gradient is needed, runs as the functional
+  differentiable torch ops, so double backward is exact. Forward-mode AD
+  (``torch.autograd.forward_ad``, ``torch.func.jvp``) and ``torch.func``'s
+  grad and vmap work too, with torch's tangents.
+  The in-place operator, when a gradient or a tangent is needed, runs as the functional
   one followed by ``out.copy_``, so autograd sees torch's in-place semantics
   (and its error for a leaf that requires grad).
 - Fake (meta) implementations let torch.compile(fullgraph=True) and
@@ -68,10 +70,13 @@ the dispatcher.
 """
 
 import torch
+import torch._functorch.autograd_function as _functorch_autograd
+import torch.autograd.forward_ad as _forward_ad
 
 from ._torch_call import (_INDEX_TYPES, _count_fallback, _fallback_reason, _launch_as_is, _reduce_fallback_reason,
                           _run_library, check_written_alone, fallback_counts, reset_fallback_counts)
-from ._torch_math import _weighted_rows, scatter_reduce_grads, source_grad, weighted_source_grads
+from ._torch_math import (_weighted_rows, scatter_reduce_grads, scatter_reduce_tangent, source_grad,
+                          weighted_source_grads)
 
 __all__ = ["disable", "enable", "enabled", "fallback_counts", "index_add", "index_add_", "reset_fallback_counts",
            "reset_route_counts", "route_counts", "scatter", "scatter_reduce", "scatter_reduce_", "weighted_index_add",
@@ -284,14 +289,59 @@ def _scatter_reduce_fake(out, index, src, reduce, *, include_self=True):
 # Autograd
 
 
+def _differentiating(*tensors):
+    """Whether a call must go through its autograd.Function: a gradient
+    wanted of one of tensors, or forward-mode AD (forward_ad.dual_level,
+    torch.func.jvp) active, whose tangents only the Function carries."""
+    return ((torch.is_grad_enabled() and any(t.requires_grad for t in tensors))
+            or _forward_ad._current_level >= 0)
+
+
+def _apply(function, *args):
+    """function.apply(*args) as a C++ operator's autograd kernel would: the
+    autograd (and forward AD) of the level the kernel runs at. Function.apply
+    itself would hand the call to torch.func's transforms, which have already
+    lifted this operator to this level."""
+    if not torch._C._are_functorch_transforms_active():
+        return super(torch.autograd.Function, function).apply(*args)
+    with _functorch_autograd.enable_single_level_autograd_function():
+        return super(torch.autograd.Function, function).apply(*args)
+
+
+def _tangent(tangent, like):
+    """tangent, or zeros where an input has none; like is (shape, dtype, device)."""
+    if tangent is not None:
+        return tangent
+    shape, dtype, device = like
+    return torch.zeros(shape, dtype=dtype, device=device)
+
+
+def _like(t):
+    return t.shape, t.dtype, t.device
+
+
+# The Functions define setup_context apart from forward, as torch.func's
+# transforms need; jvp gives forward-mode AD.
 class _IndexAddFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, out, index, source, keyset):
-        ctx.save_for_backward(index)
-        ctx.out_rows = out.shape[0] if out.dim() else 1  # torch takes a 0-dim out as one row
-        ctx.source_shape = source.shape
+    def forward(out, index, source, keyset):
         with torch._C._AutoDispatchBelowAutograd():
             return _index_add_op.redispatch(keyset & torch._C._after_autograd_keyset, out, index, source)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        out, index, source, _ = inputs
+        ctx.save_for_backward(index)
+        ctx.save_for_forward(index)
+        ctx.out_rows = out.shape[0] if out.dim() else 1  # torch takes a 0-dim out as one row
+        ctx.source_shape = source.shape
+        ctx.out_like = _like(out)  # for a missing tangent
+
+    @staticmethod
+    def jvp(ctx, out_t, index_t, source_t, keyset_t):
+        (index,) = ctx.saved_tensors
+        out_t = _tangent(out_t, ctx.out_like)
+        return out_t if source_t is None else _index_add_op(out_t, index, source_t)
 
     @staticmethod
     def backward(ctx, grad):
@@ -305,8 +355,8 @@ class _IndexAddFunction(torch.autograd.Function):
 
 
 def _index_add_autograd(keyset, out, index, source):
-    if torch.is_grad_enabled() and (out.requires_grad or source.requires_grad):
-        return _IndexAddFunction.apply(out, index, source, keyset)
+    if _differentiating(out, source):
+        return _apply(_IndexAddFunction, out, index, source, keyset)
     with torch._C._AutoDispatchBelowAutograd():
         return _index_add_op.redispatch(keyset & torch._C._after_autograd_keyset, out, index, source)
 
@@ -327,7 +377,7 @@ def _check_in_place(out, *inputs):
 
 def _index_add__autograd(keyset, out, index, source):
     _check_in_place(out, index, source)
-    if torch.is_grad_enabled() and (out.requires_grad or source.requires_grad):
+    if _differentiating(out, source):
         # Through the functional operator and copy_, whose autograd rebases
         # out's history (and refuses a leaf that requires grad), as torch's
         # in-place operators do.
@@ -347,11 +397,28 @@ _lib.impl("index_add_", _index_add__autograd, "Autograd", with_keyset=True)
 
 class _WeightedIndexAddFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, out, index, source, weights, keyset):
-        ctx.save_for_backward(index, source, weights)
+    def forward(out, index, source, weights, keyset):
         with torch._C._AutoDispatchBelowAutograd():
             return _weighted_index_add_op.redispatch(keyset & torch._C._after_autograd_keyset, out, index, source,
                                                      weights)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        out, index, source, weights, _ = inputs
+        ctx.save_for_backward(index, source, weights)
+        ctx.save_for_forward(index, source, weights)
+        ctx.out_like = _like(out)
+
+    @staticmethod
+    def jvp(ctx, out_t, index_t, source_t, weights_t, keyset_t):
+        # The product rule: w * source_t and weights_t * source.
+        index, source, weights = ctx.saved_tensors
+        result_t = _tangent(out_t, ctx.out_like)
+        if source_t is not None:
+            result_t = _weighted_index_add_op(result_t, index, source_t, weights)
+        if weights_t is not None:
+            result_t = _weighted_index_add_op(result_t, index, source, weights_t)
+        return result_t
 
     @staticmethod
     def backward(ctx, grad):
@@ -361,20 +428,16 @@ class _WeightedIndexAddFunction(torch.autograd.Function):
         return grad if ctx.needs_input_grad[0] else None, None, grad_source, grad_weights, None
 
 
-def _wants_grad(*tensors):
-    return torch.is_grad_enabled() and any(t.requires_grad for t in tensors)
-
-
 def _weighted_index_add_autograd(keyset, out, index, source, weights):
-    if _wants_grad(out, source, weights):
-        return _WeightedIndexAddFunction.apply(out, index, source, weights, keyset)
+    if _differentiating(out, source, weights):
+        return _apply(_WeightedIndexAddFunction, out, index, source, weights, keyset)
     with torch._C._AutoDispatchBelowAutograd():
         return _weighted_index_add_op.redispatch(keyset & torch._C._after_autograd_keyset, out, index, source, weights)
 
 
 def _weighted_index_add__autograd(keyset, out, index, source, weights):
     _check_in_place(out, index, source, weights)
-    if _wants_grad(out, source, weights):
+    if _differentiating(out, source, weights):
         out.copy_(_weighted_index_add_op(out, index, source, weights))  # as _index_add__autograd
         return None
     torch.autograd.graph.increment_version(out)
@@ -386,16 +449,27 @@ def _weighted_index_add__autograd(keyset, out, index, source, weights):
 
 class _ScatterReduceFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, out, index, src, reduce, include_self, keyset):
+    def forward(out, index, src, reduce, include_self, keyset):
         with torch._C._AutoDispatchBelowAutograd():
-            result = _scatter_reduce_op.redispatch(keyset & torch._C._after_autograd_keyset, out, index, src, reduce,
-                                                   include_self=include_self)
+            return _scatter_reduce_op.redispatch(keyset & torch._C._after_autograd_keyset, out, index, src, reduce,
+                                                 include_self=include_self)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        out, index, src, reduce, include_self, _ = inputs
         ctx.reduce, ctx.include_self = reduce, include_self
-        if reduce in ("amax", "amin"):
-            ctx.save_for_backward(index, out, src, result)
-        else:
-            ctx.save_for_backward(index)
-        return result
+        saved = (index, out, src, output) if reduce in ("amax", "amin") else (index,)
+        ctx.save_for_backward(*saved)
+        ctx.save_for_forward(*saved)
+        ctx.out_like, ctx.src_like = _like(out), _like(src)
+
+    @staticmethod
+    def jvp(ctx, out_t, index_t, src_t, reduce_t, include_self_t, keyset_t):
+        index, *values = ctx.saved_tensors
+        out_t, src_t = _tangent(out_t, ctx.out_like), _tangent(src_t, ctx.src_like)
+        if ctx.reduce in ("sum", "mean"):  # linear in out and src
+            return _scatter_reduce_op(out_t, index, src_t, ctx.reduce, include_self=ctx.include_self)
+        return scatter_reduce_tangent(out_t, src_t, index, ctx.include_self, *values)
 
     @staticmethod
     def backward(ctx, grad):
@@ -406,8 +480,8 @@ class _ScatterReduceFunction(torch.autograd.Function):
 
 
 def _scatter_reduce_autograd(keyset, out, index, src, reduce, *, include_self=True):
-    if _wants_grad(out, src):
-        return _ScatterReduceFunction.apply(out, index, src, reduce, include_self, keyset)
+    if _differentiating(out, src):
+        return _apply(_ScatterReduceFunction, out, index, src, reduce, include_self, keyset)
     with torch._C._AutoDispatchBelowAutograd():
         return _scatter_reduce_op.redispatch(keyset & torch._C._after_autograd_keyset, out, index, src, reduce,
                                              include_self=include_self)
@@ -415,7 +489,7 @@ def _scatter_reduce_autograd(keyset, out, index, src, reduce, *, include_self=Tr
 
 def _scatter_reduce__autograd(keyset, out, index, src, reduce, *, include_self=True):
     _check_in_place(out, index, src)
-    if _wants_grad(out, src):
+    if _differentiating(out, src):
         # amax and amin save out for their backward: a copy, as out is overwritten.
         before = out.clone() if reduce in ("amax", "amin") else out
         out.copy_(_scatter_reduce_op(before, index, src, reduce, include_self=include_self))
@@ -446,6 +520,7 @@ def _straight_to_cuda_kernel(out, index, src):
             and type(out) is torch.Tensor and type(index) is torch.Tensor and type(src) is torch.Tensor
             and out.is_cuda
             and not (torch.is_grad_enabled() and (out.requires_grad or src.requires_grad))
+            and _forward_ad._current_level < 0
             and not torch._C._len_torch_dispatch_stack()
             and not torch._C._is_torch_function_mode_enabled()
             and not torch._C._are_functorch_transforms_active())

@@ -227,6 +227,27 @@ class Autograd(unittest.TestCase):
                     self.assertEqual(g.shape, e.shape)
                     self.assertTrue(torch.equal(g, e))
 
+    def test_forward_mode_and_torch_func_match_torch(self):
+        from torch.autograd import forward_ad
+
+        out, index, src = case()
+        out_t, src_t = torch.randn_like(out), torch.randn_like(src)
+        expected = torch.index_add(out_t, 0, index, src_t)
+        got = torch.func.jvp(lambda o, s: quietly(spt.index_add, o, index, s), (out, src), (out_t, src_t))[1]
+        self.assertTrue(torch.allclose(got, expected))
+        with forward_ad.dual_level():
+            dual = forward_ad.make_dual(out.clone(), out_t)
+            quietly(spt.index_add_, dual, index, forward_ad.make_dual(src, src_t))
+            self.assertTrue(torch.allclose(forward_ad.unpack_dual(dual).tangent, expected))
+            only_src = quietly(spt.index_add, out, index, forward_ad.make_dual(src, src_t))
+            self.assertTrue(torch.allclose(forward_ad.unpack_dual(only_src).tangent,
+                                           torch.zeros_like(out).index_add(0, index, src_t)))
+        self.assertTrue(quietly(torch.autograd.gradcheck, spt.index_add,
+                                (out.requires_grad_(), index, src.requires_grad_()), check_forward_ad=True))
+        ours = torch.func.grad(lambda s: quietly(spt.index_add, out.detach(), index, s).pow(2).sum())
+        theirs = torch.func.grad(lambda s: torch.index_add(out.detach(), 0, index, s).pow(2).sum())
+        self.assertTrue(torch.allclose(ours(src.detach()), theirs(src.detach())))
+
     def test_in_place_on_a_leaf_that_requires_grad_raises_like_torch(self):
         out, index, src = case()
         out.requires_grad_()
@@ -324,8 +345,9 @@ class Gpu(unittest.TestCase):
             out, index, src = case("cuda", index_dtype=index_dtype)
             out.requires_grad_()
             src.requires_grad_()
-            self.assertTrue(torch.autograd.gradcheck(spt.index_add, (out, index, src)))
-            self.assertTrue(torch.autograd.gradcheck(lambda o, s: spt.index_add_(o * 1, index, s), (out, src)))
+            self.assertTrue(torch.autograd.gradcheck(spt.index_add, (out, index, src), check_forward_ad=True))
+            self.assertTrue(torch.autograd.gradcheck(lambda o, s: spt.index_add_(o * 1, index, s), (out, src),
+                                                     check_forward_ad=True))
         self.assert_no_fallback()
 
     def test_out_of_range_rows_are_skipped_and_get_zero_gradient(self):

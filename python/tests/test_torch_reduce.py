@@ -304,6 +304,57 @@ class Autograd(unittest.TestCase):
             self.assertTrue(quietly(torch.autograd.gradcheck,
                                     lambda o, s, w: spt.weighted_index_add(o, index, s, w), inputs))
 
+    def test_forward_mode_equals_torchs_with_ties_and_include_self_both_ways(self):
+        # Tangents through forward_ad.dual_level and torch.func.jvp, functional
+        # and in place, against torch.scatter_reduce's own forward derivative.
+        from torch.autograd import forward_ad
+        from torch.func import jvp
+
+        for seed in range(3):
+            out, index, src = case(rows=30, out_rows=8, cols=4, targets=6, seed=seed, integers=True)
+            generator = torch.Generator().manual_seed(seed)
+            out_t = torch.randn(8, 4, dtype=torch.float64, generator=generator)
+            src_t = torch.randn(30, 4, dtype=torch.float64, generator=generator)
+            for reduce in REDUCES:
+                for include_self in (True, False):
+                    def theirs(o, s):
+                        return torch.scatter_reduce(o, 0, expanded(index, s), s, reduce, include_self=include_self)
+
+                    def ours(o, s):
+                        return quietly(spt.scatter_reduce, o, index, s, reduce, include_self=include_self)
+
+                    expected = jvp(theirs, (out, src), (out_t, src_t))[1]
+                    with self.subTest(seed=seed, reduce=reduce, include_self=include_self):
+                        self.assertTrue(torch.allclose(jvp(ours, (out, src), (out_t, src_t))[1], expected))
+                        with forward_ad.dual_level():
+                            dual = forward_ad.make_dual(out.clone(), out_t.clone())
+                            quietly(spt.scatter_reduce_, dual, index, forward_ad.make_dual(src, src_t), reduce,
+                                    include_self=include_self)
+                            tangent = forward_ad.unpack_dual(dual).tangent
+                        self.assertIsNotNone(tangent)
+                        self.assertTrue(torch.allclose(tangent, expected))
+
+    def test_forward_mode_gradcheck_and_torch_func_transforms(self):
+        out, index, src = case(targets=5)
+        weights = torch.randn(9, dtype=torch.float64)
+        leaves = [t.clone().requires_grad_() for t in (out, src, weights)]
+        self.assertTrue(quietly(torch.autograd.gradcheck, lambda o, s, w: spt.weighted_index_add(o, index, s, w),
+                                leaves, check_forward_ad=True))
+        for reduce in ("mean", "amax"):
+            self.assertTrue(quietly(torch.autograd.gradcheck,
+                                    lambda o, s: spt.scatter_reduce(o, index, s, reduce, include_self=False),
+                                    leaves[:2], check_forward_ad=True))
+        # torch.func.grad and vmap over it, against torch's op
+        def loss(op, s):
+            return op(s).pow(2).sum()
+
+        ours = torch.func.grad(lambda s: loss(lambda t: quietly(spt.scatter_reduce, out, index, t, "mean"), s))
+        theirs = torch.func.grad(lambda s: loss(lambda t: torch.scatter_reduce(out, 0, expanded(index, t), t, "mean"),
+                                                s))
+        self.assertTrue(torch.allclose(ours(src), theirs(src)))
+        batch = torch.stack([src, 2 * src])
+        self.assertTrue(torch.allclose(quietly(torch.func.vmap(ours), batch), torch.func.vmap(theirs)(batch)))
+
     def test_gradients_equal_torchs_with_ties_empty_targets_and_include_self_both_ways(self):
         for seed in range(4):
             # integer values: amax and amin tie within src and with out's own values
