@@ -259,8 +259,9 @@ TORCH_CASES = (
                    ("test_bad_inputs.TorchOnCpu.test_an_inference_tensor_is_refused_in_place_outside_inference_mode",)),
     DocumentedCase("torch_leaf_in_place", "in place on a leaf that requires grad", "index_add_", TORCH_ERROR,
                    ("test_torch_ops.Autograd.test_in_place_on_a_leaf_that_requires_grad_raises_like_torch",)),
-    DocumentedCase("torch_meta_shapes", "meta tensors of mismatched shapes (torch.compile, export)", "index_add",
-                   "the fake implementation raises torch's error",
+    DocumentedCase("torch_meta_shapes", "meta tensors of mismatched shapes or dtypes, a float or 2-D index "
+                   "(torch.compile, export)", "index_add, index_add_",
+                   "the fake implementation raises eager `index_add_`'s error (the same type and message)",
                    ("test_torch_ops.CpuFallback.test_the_fake_implementation_raises_for_bad_shapes",)),
     DocumentedCase("torch_not_a_tensor", "a list for `index`", "index_add, index_add_",
                    "raises the dispatcher's RuntimeError (expected a value of type 'Tensor')",

@@ -130,10 +130,22 @@ class CpuFallback(unittest.TestCase):
             self.assertEqual(str(ours.exception), str(torchs.exception))
 
     def test_the_fake_implementation_raises_for_bad_shapes(self):
-        out, index, src = (t.to("meta") for t in case())
-        with self.assertRaises(RuntimeError):
-            spt.index_add(out, index[:-1], src)
-        self.assertEqual(spt.index_add(out, index, src).shape, out.shape)
+        # The same type and message as eager index_add_ on the CPU, where
+        # aten's own meta kernel would let the input through.
+        out, index, src = case()
+        for what, bad in (("index length", (out, index[:-1], src)), ("columns", (out, index, src[:, :2])),
+                          ("dtypes", (out, index, src.float())), ("float index", (out, index.float(), src)),
+                          ("ranks", (out, index, src.unsqueeze(2))), ("2-D index", (out, index.view(-1, 1), src))):
+            with self.subTest(what):
+                with self.assertRaises(Exception) as eager:
+                    bad[0].clone().index_add_(0, bad[1], bad[2])
+                for op in (spt.index_add, spt.index_add_):
+                    with self.assertRaises(type(eager.exception)) as fake:
+                        op(*(t.to("meta") for t in bad))
+                    self.assertEqual(str(fake.exception), str(eager.exception))
+        meta = [t.to("meta") for t in (out, index, src)]
+        self.assertEqual(spt.index_add(*meta).shape, out.shape)
+        self.assertEqual(spt.index_add(meta[0], meta[1].int(), meta[2]).shape, out.shape)
 
 
 @unittest.skipUnless(HAVE_TORCH, NO_TORCH)
