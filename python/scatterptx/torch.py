@@ -419,11 +419,12 @@ def _index_add__autograd(keyset, out, index, source):
         # in-place operators do.
         out.copy_(_index_add_op(out, index, source))
         return None
-    # What an ADInplaceOrView kernel does for a mutating operator: readers of
-    # out saved for backward must see that it changed.
-    torch.autograd.graph.increment_version(out)
+    # What an ADInplaceOrView kernel does for a mutating operator, once the
+    # kernel has run (an input it refuses changes nothing): readers of out
+    # saved for backward must see that it changed.
     with torch._C._AutoDispatchBelowADInplaceOrView():
-        return _index_add__op.redispatch(keyset & torch._C._after_ADInplaceOrView_keyset, out, index, source)
+        _index_add__op.redispatch(keyset & torch._C._after_ADInplaceOrView_keyset, out, index, source)
+    torch.autograd.graph.increment_version(out)
 
 
 _lib.impl("index_add", _index_add_autograd, "Autograd", with_keyset=True)
@@ -476,10 +477,10 @@ def _weighted_index_add__autograd(keyset, out, index, source, weights):
     if _differentiating(out, source, weights):
         out.copy_(_weighted_index_add_op(out, index, source, weights))  # as _index_add__autograd
         return None
-    torch.autograd.graph.increment_version(out)
     with torch._C._AutoDispatchBelowADInplaceOrView():
-        return _weighted_index_add__op.redispatch(keyset & torch._C._after_ADInplaceOrView_keyset, out, index, source,
-                                                  weights)
+        _weighted_index_add__op.redispatch(keyset & torch._C._after_ADInplaceOrView_keyset, out, index, source,
+                                           weights)
+    torch.autograd.graph.increment_version(out)  # as _index_add__autograd
 
 
 
@@ -530,10 +531,10 @@ def _scatter_reduce__autograd(keyset, out, index, src, reduce, *, include_self=T
         before = out.clone() if reduce in ("amax", "amin") else out
         out.copy_(_scatter_reduce_op(before, index, src, reduce, include_self=include_self))
         return None
-    torch.autograd.graph.increment_version(out)
     with torch._C._AutoDispatchBelowADInplaceOrView():
-        return _scatter_reduce__op.redispatch(keyset & torch._C._after_ADInplaceOrView_keyset, out, index, src, reduce,
-                                              include_self=include_self)
+        _scatter_reduce__op.redispatch(keyset & torch._C._after_ADInplaceOrView_keyset, out, index, src, reduce,
+                                       include_self=include_self)
+    torch.autograd.graph.increment_version(out)  # as _index_add__autograd
 
 
 _lib.impl("weighted_index_add", _weighted_index_add_autograd, "Autograd", with_keyset=True)
@@ -572,8 +573,8 @@ def index_add(out, index, src):
 def index_add_(out, index, src):
     """out[index[i], :] += src[i, :] in place, as out.index_add_(0, index, src); returns out."""
     if _straight_to_cuda_kernel(out, index, src) and not out.is_inference():
-        torch._C._increment_version((out,))  # as the dispatcher's path does
         _index_add_cuda(out, index, src)
+        torch._C._increment_version((out,))  # as the dispatcher's path does, after a kernel that did not raise
         return out
     _index_add__op(out, index, src)
     return out
@@ -596,8 +597,8 @@ def weighted_index_add(out, index, src, weights):
 def weighted_index_add_(out, index, src, weights):
     """out[index[i], :] += weights[i] * src[i, :] in place; returns out."""
     if _straight_with_weights(out, index, src, weights) and not out.is_inference():
-        torch._C._increment_version((out,))
         _weighted_index_add_cuda(out, index, src, weights)
+        torch._C._increment_version((out,))
         return out
     _weighted_index_add__op(out, index, src, weights)
     return out
@@ -619,8 +620,8 @@ def scatter_reduce_(out, index, src, reduce, *, include_self=True):
     """out.scatter_reduce_(0, index.view(-1, 1).expand_as(src), src, reduce,
     include_self=include_self) in place; returns out. See scatter_reduce."""
     if _straight_to_cuda_kernel(out, index, src) and not out.is_inference():
-        torch._C._increment_version((out,))
         _scatter_reduce_cuda(out, index, src, reduce, include_self=include_self)
+        torch._C._increment_version((out,))
         return out
     _scatter_reduce__op(out, index, src, reduce, include_self=include_self)
     return out

@@ -274,6 +274,23 @@ class Autograd(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "modified by an inplace operation"):
             product.sum().backward()
 
+    def test_a_refused_call_leaves_the_version_alone(self):
+        # torch bumps out's version once its kernel has run: a refused input
+        # must not make a later backward report out as modified.
+        out, index, src = case()
+        for what, call in (("index_add_", lambda: spt.index_add_(out, index, src[:, :2])),
+                           ("scatter_reduce_", lambda: spt.scatter_reduce_(out, index, src[:, :2], "amax")),
+                           ("weighted_index_add_", lambda: spt.weighted_index_add_(out, index, src[:, :2],
+                                                                                   torch.ones(len(index))))):
+            with self.subTest(what):
+                before = out._version
+                with self.assertRaises(RuntimeError):
+                    quietly(call)
+                self.assertEqual(out._version, before)
+        before = out._version
+        quietly(spt.index_add_, out, index, src)
+        self.assertEqual(out._version, before + 1)
+
     def test_source_gradient_is_zero_for_out_of_range_rows(self):
         grad = torch.arange(12, dtype=torch.float64).reshape(4, 3)
         index = torch.tensor([3, -1, 4, 0, 100])
@@ -361,6 +378,15 @@ class Gpu(unittest.TestCase):
             self.assertTrue(torch.autograd.gradcheck(lambda o, s: spt.index_add_(o * 1, index, s), (out, src),
                                                      check_forward_ad=True))
         self.assert_no_fallback()
+
+    def test_a_refused_call_leaves_the_version_alone(self):
+        out, index, src = case("cuda", dtype="float32")
+        before = out._version
+        with self.assertRaises(RuntimeError):
+            quietly(spt.index_add_, out, index, src[:, :2])
+        self.assertEqual(out._version, before)
+        spt.index_add_(out, index, src)
+        self.assertEqual(out._version, before + 1)
 
     def test_out_of_range_rows_are_skipped_and_get_zero_gradient(self):
         out, index, src = case("cuda")
