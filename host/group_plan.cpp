@@ -11,6 +11,18 @@ namespace {
 constexpr uint64_t kMaxGridY = 65535;  // CUDA's limit on gridDim.y
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
+
+// Workspace sizes: one past 2^64 bytes is refused, never wrapped (validation
+// bounds the rows' bytes, but f16 and bf16 rows sum in f32, twice as wide).
+uint64_t checked_workspace(bool overflowed, uint64_t value) {
+  if (overflowed) invalid_argument("grouping this problem needs a workspace of more than 2^64 bytes");
+  return value;
+}
+uint64_t workspace_product(uint64_t a, uint64_t b) {
+  uint64_t product = 0;
+  const bool past = __builtin_mul_overflow(a, b, &product);
+  return checked_workspace(past, product);
+}
 uint64_t align_up(uint64_t value, uint64_t alignment) { return ceil_div(value, alignment) * alignment; }
 
 uint64_t acc_bytes(scatterptx_dtype dtype) { return dtype == SCATTERPTX_F64 ? 8 : 4; }
@@ -52,7 +64,9 @@ GroupWorkspace layout_workspace(const GroupPlan& plan, uint64_t rows) {
   uint64_t at = 0;
   auto take = [&](uint64_t bytes) {
     const uint64_t offset = at;
-    at = align_up(at + bytes, kWorkspaceAlignment);
+    uint64_t end = 0;
+    const bool past = __builtin_add_overflow(at, bytes, &end) || end > UINT64_MAX - (kWorkspaceAlignment - 1);
+    at = align_up(checked_workspace(past, end), kWorkspaceAlignment);
     return offset;
   };
   // One pass needs one output buffer; several ping-pong between two.
@@ -60,15 +74,16 @@ GroupWorkspace layout_workspace(const GroupPlan& plan, uint64_t rows) {
   w.plan_error = take(8);
   static_assert(kWorkspaceAlignment >= 12, "the order flag shares plan_error's slot");
   w.order_flag = w.plan_error + 8;
-  for (int b = 0; b < buffers; ++b) w.keys[b] = take(4 * rows);
+  for (int b = 0; b < buffers; ++b) w.keys[b] = take(workspace_product(4, rows));
   // Carried weights ride beside the positions: (position, weight bits) pairs.
   const uint64_t value_bytes = plan.weights_in_sort ? 8 : 4;
-  for (int b = 0; b < buffers; ++b) w.rows[b] = take(value_bytes * rows);
-  w.counts = take(4 * kSortDigits * plan.sort_tiles);
+  for (int b = 0; b < buffers; ++b) w.rows[b] = take(workspace_product(value_bytes, rows));
+  w.counts = take(workspace_product(4 * kSortDigits, plan.sort_tiles));
   w.totals = take(4 * kSortDigits);
   if (plan.mode == SCATTERPTX_MODE_SEGMENTED) {
-    w.partials = take(2 * plan.segment_tiles * plan.partial_stride);
-    w.level_sums = take(2 * plan.segment_tiles * plan.partial_stride);
+    const uint64_t partial_bytes = workspace_product(2 * plan.segment_tiles, plan.partial_stride);
+    w.partials = take(partial_bytes);
+    w.level_sums = take(partial_bytes);
   }
   w.bytes = at;
   return w;
@@ -126,7 +141,7 @@ GroupOptions validate_group_options(const scatterptx_group_options* options, con
       invalid_argument("args->schedule tunes a streaming path; it needs options->mode = SCATTERPTX_MODE_STREAMING");
     }
   }
-  if (grouped) {
+  if (grouped && !p.is_empty()) {  // an empty problem is a no-op in any mode
     const std::string why = segmented_ineligibility(p);
     if (!why.empty()) {
       invalid_argument(std::string(p.needs_grouping() ? "this reduce runs grouped only, and " : "") +
@@ -146,7 +161,7 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o, const DeviceL
   } else if (p.needs_grouping()) {
     // Only the grouped kernels write each reached row once; the default call
     // plans without validate_group_options, so the limits are checked here.
-    const std::string why = segmented_ineligibility(p);
+    const std::string why = p.is_empty() ? "" : segmented_ineligibility(p);
     if (!why.empty()) {
       invalid_argument(std::string("reduce = ") + reduce_name(p.reduce) + (p.include_self ? "" : ", include_self = 0") +
                        " runs grouped only, and segmented mode cannot take this problem: " + why);
@@ -166,7 +181,8 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o, const DeviceL
     plan.mode = why.empty() ? SCATTERPTX_MODE_SEGMENTED : SCATTERPTX_MODE_STREAMING;
     plan.why_mode = why.empty() ? "long rows, out beyond L2 or hot targets" : why;
   }
-  if (plan.mode == SCATTERPTX_MODE_STREAMING) return plan;
+  // An empty problem reads and writes nothing: no kernels, no workspace.
+  if (plan.mode == SCATTERPTX_MODE_STREAMING || p.is_empty()) return plan;
 
   const uint64_t m = p.src_rows;
   plan.key_bits = bit_width(p.out_rows);  // the largest key is out_rows itself

@@ -328,10 +328,62 @@ TEST(GroupWorkspaceSize, MonotoneInSourceRows) {
   }
 }
 
-TEST(GroupWorkspaceSize, SmallForNoSourceRows) {
+TEST(GroupWorkspaceSize, RefusesASizePast2To64Bytes) {
+  // Two bf16 rows of 2^60 columns (2^61 bytes each, within validation's
+  // bounds): their f32 partial sums, twice over, pass 2^64 bytes.
   scatterptx_scatter_add_args args = valid_args();
-  args.src_rows = 0;
-  EXPECT_LE(workspace_size(args, options_with(SCATTERPTX_MODE_SEGMENTED)), size_t{16} << 10);
+  args.dtype = SCATTERPTX_BF16;
+  args.cols = args.out_row_stride = args.src_row_stride = int64_t{1} << 60;
+  args.src_rows = 2;
+  args.out_rows = 1;
+  // Apart by more than their extents (out 2^61 bytes, src 2^62).
+  args.src = fake_pointer(uintptr_t{1} << 62);
+  args.index = fake_pointer((uintptr_t{1} << 63) + kTiB);
+  void* const workspace = fake_pointer((uintptr_t{1} << 63) + 2 * kTiB);
+  const scatterptx_group_options segmented = options_with(SCATTERPTX_MODE_SEGMENTED);
+  size_t bytes = 1;
+  EXPECT_EQ(scatterptx_plan_workspace_size(&args, &segmented, &bytes), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(message_names_one_of({"2^64"}));
+  EXPECT_EQ(bytes, 0u);
+  EXPECT_EQ(scatterptx_scatter_add_grouped(&args, &segmented, workspace, kAmpleWorkspaceBytes, nullptr),
+            SCATTERPTX_ERROR_INVALID_ARGUMENT);
+  EXPECT_TRUE(message_names_one_of({"2^64"})) << scatterptx_last_error_message();
+  // Half the columns fit: 2^62-byte partial sums.
+  args.cols = args.out_row_stride = args.src_row_stride = int64_t{1} << 59;
+  EXPECT_GT(workspace_size(args, segmented), size_t{1} << 63);
+}
+
+TEST(GroupApiValidation, EmptyProblemsAreNoOpsInEveryMode) {
+  // As scatterptx_scatter_add: no source rows or no columns read and write
+  // nothing, need no workspace and meet no limit of grouping (rows above
+  // 2^32 - 1 included), whatever the mode or reduce.
+  struct Shape {
+    int64_t src_rows, cols;
+  };
+  for (const Shape shape : {Shape{0, 64}, Shape{1000000000, 0}, Shape{int64_t{1} << 33, 0}}) {
+    for (const scatterptx_group_options& options :
+         {options_with(SCATTERPTX_MODE_AUTO), options_with(SCATTERPTX_MODE_SEGMENTED),
+          options_with(SCATTERPTX_MODE_AUTO, /*deterministic=*/1)}) {
+      for (const scatterptx_reduce reduce : {SCATTERPTX_REDUCE_SUM, SCATTERPTX_REDUCE_MEAN}) {
+        scatterptx_scatter_add_args args = valid_args();
+        args.src_rows = shape.src_rows;
+        args.cols = shape.cols;
+        args.reduce = reduce;
+        args.include_self = reduce == SCATTERPTX_REDUCE_SUM;
+        const std::string what = "src_rows " + std::to_string(shape.src_rows) + ", cols " +
+                                 std::to_string(shape.cols) + ", mode " + std::to_string(options.mode) +
+                                 ", deterministic " + std::to_string(options.deterministic) + ", reduce " +
+                                 std::to_string(reduce);
+        size_t bytes = 1;
+        EXPECT_EQ(scatterptx_plan_workspace_size(&args, &options, &bytes), SCATTERPTX_SUCCESS)
+            << what << ": " << scatterptx_last_error_message();
+        EXPECT_EQ(bytes, 0u) << what;
+        EXPECT_EQ(scatterptx_scatter_add_grouped(&args, &options, nullptr, 0, nullptr), SCATTERPTX_SUCCESS)
+            << what << ": " << scatterptx_last_error_message();
+        EXPECT_EQ(scatterptx_scatter_add_grouped(&args, nullptr, nullptr, 0, nullptr), SCATTERPTX_SUCCESS) << what;
+      }
+    }
+  }
 }
 
 TEST(GroupWorkspaceSize, WiderAccumulatorsNeedMore) {
