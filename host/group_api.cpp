@@ -181,8 +181,14 @@ scatterptx_status scatterptx_plan_destroy(scatterptx_plan plan) {
     if (plan == nullptr) return;
     std::unique_ptr<scatterptx_plan_st> owned(plan);
     if (owned->owns_workspace) {
+      // In the plan's context, whatever is current on this thread (or none).
       const DriverApi& api = require_driver();
-      check_driver(api, "cuMemFree", api.cuMemFree(owned->workspace));
+      CUcontext current = nullptr;
+      check_driver(api, "cuCtxGetCurrent", api.cuCtxGetCurrent(&current));
+      if (current != owned->context) check_driver(api, "cuCtxSetCurrent", api.cuCtxSetCurrent(owned->context));
+      const CUresult freed = api.cuMemFree(owned->workspace);
+      if (current != owned->context) check_driver(api, "cuCtxSetCurrent", api.cuCtxSetCurrent(current));
+      check_driver(api, "cuMemFree", freed);
     }
   });
 }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gpu_harness.hpp"
@@ -295,6 +296,45 @@ INSTANTIATE_TEST_SUITE_P(Sm90, GroupedPlanAlignmentTest,
                          [](const ::testing::TestParamInfo<GroupMode>& info) {
                            return std::string(group_mode_name(info.param));
                          });
+
+// A plan that allocated its own workspace frees it in its own context,
+// whatever is current on the destroying thread (here none), and leaves that
+// thread as it found it.
+TEST(GroupedPlanDestroy, FreesItsWorkspaceFromAThreadWithNoContext) {
+  SCATTERPTX_REQUIRE_GPU();
+  const ScatterShape s = contiguous_shape(SCATTERPTX_F32, 2000, 400000, 64);
+  const HostScatter host = make_inputs(s, fresh_seed());
+  DeviceScatter device(s, host);
+  const scatterptx_scatter_add_args args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+  const scatterptx_group_options options = group_options(GroupMode::kSegmented);
+  size_t bytes = 0;
+  query_workspace_size(args, options, &bytes);
+  if (HasFatalFailure()) return;
+  scatterptx_plan plan = nullptr;
+  ASSERT_EQ(scatterptx_plan_create(&args, &options, nullptr, 0, nullptr, &plan), SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+  size_t free_with_plan = 0, total = 0;
+  DRIVER_CALL(cuMemGetInfo, &free_with_plan, &total);
+
+  scatterptx_status status = SCATTERPTX_ERROR_DRIVER;  // overwritten by the destroy
+  std::string message;
+  CUresult current_result = CUDA_ERROR_UNKNOWN;
+  CUcontext current = reinterpret_cast<CUcontext>(uintptr_t{1});
+  std::thread destroyer([&] {  // a new thread: no context is current on it
+    status = scatterptx_plan_destroy(plan);
+    message = scatterptx_last_error_message();
+    current_result = driver().cuCtxGetCurrent(&current);
+  });
+  destroyer.join();
+  EXPECT_EQ(status, SCATTERPTX_SUCCESS) << message;
+  ASSERT_EQ(current_result, CUDA_SUCCESS);
+  EXPECT_EQ(current, nullptr) << "the destroying thread's context changed";
+  size_t free_after = 0;
+  DRIVER_CALL(cuMemGetInfo, &free_after, &total);
+  // The workspace (whole 2 MiB pages of it at least) is back.
+  const size_t page = size_t{2} << 20;
+  EXPECT_GE(free_after, free_with_plan + bytes / page * page) << bytes << " bytes of workspace";
+}
 
 // STREAMING needs no workspace and honours args.path, through the grouped
 // entry points as through scatter_add.

@@ -262,9 +262,10 @@ void scatterptx_group_options_init(scatterptx_group_options* options);
 
 typedef struct scatterptx_plan_st* scatterptx_plan;
 
-/* Bytes of device workspace a plan for args needs (0 for STREAMING). Reads
- * only the sizes, strides, dtype and index type of args (out, src and index
- * may be NULL) and takes the pointers to be 16-byte aligned: with AUTO, less
+/* Bytes of device workspace a plan for args needs (0 for STREAMING and for
+ * an empty problem, no source rows or no columns). Reads every field of args
+ * but the pointers (out, src and index may be NULL; of weights, only whether
+ * it is set) and takes the pointers to be 16-byte aligned: with AUTO, less
  * aligned pointers may make create pick STREAMING, which needs less. options
  * NULL means the defaults. For SEGMENTED with M = src_rows, T = out_rows, row_bytes of
  * the accumulator type (f32 for f16/bf16/f32, f64 for f64), rounded up to 16:
@@ -305,8 +306,10 @@ scatterptx_status scatterptx_plan_create(const scatterptx_scatter_add_args* args
 SCATTERPTX_API
 scatterptx_status scatterptx_plan_execute(scatterptx_plan plan, void* out, const void* src, CUstream stream);
 
-/* Frees what the plan allocated. The caller makes sure no execute of it is
- * still running. NULL is a no-op. */
+/* Frees what the plan allocated, in the plan's context, from any thread
+ * (whatever context is current there, or none, stays current). The caller
+ * makes sure no execute of it is still running. The handle is gone even
+ * when an error is returned. NULL is a no-op. */
 SCATTERPTX_API
 scatterptx_status scatterptx_plan_destroy(scatterptx_plan plan);
 
