@@ -152,3 +152,27 @@ def torch_stream(tensor):
     if raw_stream is not None:
         return raw_stream(tensor.get_device())
     return torch.cuda.current_stream(tensor.device).cuda_stream
+
+
+_NO_CONTEXT = 3  # SCATTERPTX_ERROR_NO_CONTEXT
+
+
+def on_tensor_device(array, call):
+    """call()'s status, run with a torch tensor's device current, as torch's
+    own ops run on their tensors' device (the library runs in the thread's
+    current context), its primary context bound first if this thread has
+    none yet; other arrays run as they are, in the current context."""
+    if not is_torch_tensor(array):
+        return call()
+    import torch
+
+    device = array.get_device()
+    previous = torch._C._cuda_exchangeDevice(device)
+    try:
+        status = call()
+        if status == _NO_CONTEXT:
+            torch.cuda.mem_get_info(device)  # any runtime call binds the device's primary context
+            status = call()
+        return status
+    finally:
+        torch._C._cuda_maybeExchangeDevice(previous)

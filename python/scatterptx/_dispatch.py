@@ -2,7 +2,7 @@
 
 import ctypes
 
-from ._arrays import Problem, is_torch_tensor, read_problem, torch_stream
+from ._arrays import Problem, is_torch_tensor, on_tensor_device, read_problem, torch_stream
 from ._binding import DTYPES, GROUPINGS, INDEX_CHECKS, INDEX_TYPES, PATHS, Args, check, library
 from ._torch_allocator import use_torch_allocator
 
@@ -63,6 +63,7 @@ def scatter_add_(out, index, src, *, stream=None, check_index=False, path="auto"
                  dtype=None):
     """In place, like ``out.index_add_(0, index, src)``; returns out.
 
+    Torch tensors run on their own device, whatever the current one is.
     stream: a CUstream as an int; by default torch's current stream for torch
     tensors, else the legacy default stream. check_index=True synchronises and
     raises on an out-of-range index (rows with valid indices are still added).
@@ -79,5 +80,6 @@ def scatter_add_(out, index, src, *, stream=None, check_index=False, path="auto"
     if stream is None:
         stream = torch_stream(out) if is_torch_tensor(out) else 0
     args = problem_args(problem, check_index, path, grouping)
-    check(library().scatterptx_scatter_add(ctypes.byref(args), ctypes.c_void_p(stream or None)))
+    check(on_tensor_device(out, lambda: library().scatterptx_scatter_add(ctypes.byref(args),
+                                                                        ctypes.c_void_p(stream or None))))
     return out

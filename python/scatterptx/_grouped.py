@@ -4,7 +4,7 @@ one in a single stream-ordered call."""
 
 import ctypes
 
-from ._arrays import is_torch_tensor, read_problem, torch_stream, view, workspace_view
+from ._arrays import is_torch_tensor, on_tensor_device, read_problem, torch_stream, view, workspace_view
 from ._binding import MODES, GroupOptions, check, library
 from ._dispatch import check_address, problem_args
 
@@ -86,8 +86,8 @@ def scatter_add_grouped(out, index, src, *, mode="auto", deterministic=False, wo
         workspace = _temporary_workspace(out, needed, stream) if needed else None
     pointer, nbytes = (None, 0) if workspace is None else workspace_view(workspace)
     check_address("workspace", pointer or 0)
-    check(library().scatterptx_scatter_add_grouped(ctypes.byref(args), ctypes.byref(options), pointer,
-                                                   nbytes, ctypes.c_void_p(stream or None)))
+    check(on_tensor_device(out, lambda: library().scatterptx_scatter_add_grouped(
+        ctypes.byref(args), ctypes.byref(options), pointer, nbytes, ctypes.c_void_p(stream or None))))
     return out
 
 
@@ -98,9 +98,10 @@ class Plan:
     out and src give the shapes, row strides and dtype every execute must
     have, and the alignment it must keep; nothing is written to out, and the
     index is read once, here. mode, deterministic and warps_per_cta as for
-    scatter_add_grouped. workspace: None to have the plan allocate its own,
-    else a contiguous device buffer of at least workspace_bytes, 256-byte
-    aligned, that the plan keeps alive until close. Creation synchronises
+    scatter_add_grouped; torch tensors' plans are made and executed on their
+    own device, whatever the current one is. workspace: None to have the
+    plan allocate its own, else a contiguous device buffer of at least
+    workspace_bytes, 256-byte aligned, that the plan keeps alive until close. Creation synchronises
     stream (torch's current stream by default). check_index=True raises
     ScatterPtxError here for an out-of-range index and makes no plan;
     otherwise every execute records such an index (take_index_error), as
@@ -123,9 +124,10 @@ class Plan:
         pointer, nbytes = (None, 0) if workspace is None else workspace_view(workspace)
         check_address("workspace", pointer or 0)
         handle = ctypes.c_void_p()
-        check(library().scatterptx_plan_create(ctypes.byref(args), ctypes.byref(options), pointer, nbytes,
-                                               ctypes.c_void_p(_stream(out, stream) or None),
-                                               ctypes.byref(handle)))
+        stream = _stream(out, stream)
+        check(on_tensor_device(out, lambda: library().scatterptx_plan_create(
+            ctypes.byref(args), ctypes.byref(options), pointer, nbytes, ctypes.c_void_p(stream or None),
+            ctypes.byref(handle))))
         self._handle = handle
         self._workspace = workspace  # the plan's grouping lives in it until close
 
@@ -139,8 +141,9 @@ class Plan:
         p = self._problem
         out_ptr = self._matching_view(out, "out", p.out_rows, p.out_row_stride, dtype)
         src_ptr = self._matching_view(src, "src", p.src_rows, p.src_row_stride, dtype)
-        check(library().scatterptx_plan_execute(handle, out_ptr, src_ptr,
-                                                ctypes.c_void_p(_stream(out, stream) or None)))
+        stream = _stream(out, stream)
+        check(on_tensor_device(out, lambda: library().scatterptx_plan_execute(handle, out_ptr, src_ptr,
+                                                                             ctypes.c_void_p(stream or None))))
         self._executed = True
         return out
 

@@ -179,6 +179,61 @@ class HostOnly(unittest.TestCase):
             self.assertEqual(problem.out_row_stride, 4)
 
 
+@unittest.skipUnless(importlib.util.find_spec("torch"), "torch is not installed")
+class TorchDevice(unittest.TestCase):
+    """Torch tensors run on their own device, as torch's ops do: the device is
+    made current around the library call (and its context bound when the
+    thread has none), then the previous one restored, on error too. On CPU
+    the CUDA calls are stood in for."""
+
+    def setUp(self):
+        import torch
+
+        self.torch = torch
+        self.switches = []
+        patches = [mock.patch.object(torch.Tensor, "is_cuda", new=True),
+                   mock.patch.object(torch.Tensor, "get_device", new=lambda t: 1),
+                   mock.patch.object(torch._C, "_cuda_exchangeDevice", create=True,
+                                     new=lambda d: self.switches.append(("to", d)) or 0),
+                   mock.patch.object(torch._C, "_cuda_maybeExchangeDevice", create=True,
+                                     new=lambda d: self.switches.append(("back", d)) or 1),
+                   mock.patch.object(torch.cuda, "mem_get_info",
+                                     new=lambda d: self.switches.append(("bind", d)) or (0, 0))]
+        for patch in patches:
+            patch.start()
+            self.addCleanup(patch.stop)
+
+    def arrays(self):
+        torch = self.torch
+        return torch.zeros(10, 4), torch.zeros(5, dtype=torch.int64), torch.ones(5, 4)
+
+    def test_the_tensors_device_is_current_for_the_call_and_restored_after_an_error(self):
+        out, index, src = self.arrays()
+        with self.assertRaises(scatterptx.ScatterPtxError):  # no driver here
+            scatterptx.scatter_add_(out, index, src, stream=0)
+        self.assertEqual(self.switches[0], ("to", 1))
+        self.assertEqual(self.switches[-1], ("back", 0))
+
+    def test_a_thread_without_a_context_gets_the_devices_context_and_the_call_runs_again(self):
+        from scatterptx import _dispatch
+
+        statuses = [3, 0]  # SCATTERPTX_ERROR_NO_CONTEXT, then SUCCESS
+        real = scatterptx.library()
+
+        class Library:
+            def __getattr__(self, name):
+                return getattr(real, name)
+
+            def scatterptx_scatter_add(self, args, stream):
+                return statuses.pop(0)
+
+        out, index, src = self.arrays()
+        with mock.patch.object(_dispatch, "library", new=Library):
+            self.assertIs(scatterptx.scatter_add_(out, index, src, stream=0), out)
+        self.assertEqual(statuses, [])
+        self.assertEqual(self.switches, [("to", 1), ("bind", 1), ("back", 0)])
+
+
 class GroupedHostOnly(unittest.TestCase):
     """Argument handling of the grouped API that needs no driver."""
 
