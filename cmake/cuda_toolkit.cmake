@@ -17,7 +17,7 @@ else()
   set(cuda_toolkit_usual_places PATHS /usr/local/cuda /opt/cuda)
 endif()
 set(cuda_toolkit_how_to_point
-  "Install the CUDA toolkit (12.0 or newer), then either put its bin/ on PATH "
+  "Install the CUDA toolkit (12.1 or newer), then either put its bin/ on PATH "
   "or configure with -DCUDAToolkit_ROOT=/path/to/cuda (with make: "
   "make CMAKE_ARGS=-DCUDAToolkit_ROOT=/path/to/cuda).")
 
@@ -33,15 +33,16 @@ if(NOT SCATTERPTX_PTXAS)
                       "build time. " ${cuda_toolkit_how_to_point})
 endif()
 
-# ptxas 12.0 is the first to take PTX ISA 8.0, which the sm_90 kernels use.
+# ptxas 12.1 is the first to take PTX ISA 8.1, which the red path's vector
+# reds (and the index record's take) need; the other sm_90 kernels use 8.0.
 execute_process(COMMAND ${SCATTERPTX_PTXAS} --version OUTPUT_VARIABLE ptxas_version_text)
 if(NOT ptxas_version_text MATCHES "release ([0-9]+)\\.([0-9]+)")
   message(FATAL_ERROR "Could not read the version of ${SCATTERPTX_PTXAS}: '${ptxas_version_text}'")
 endif()
 set(SCATTERPTX_PTXAS_VERSION "${CMAKE_MATCH_1}.${CMAKE_MATCH_2}")
-if(SCATTERPTX_PTXAS_VERSION VERSION_LESS 12.0)
+if(SCATTERPTX_PTXAS_VERSION VERSION_LESS 12.1)
   message(FATAL_ERROR "${SCATTERPTX_PTXAS} is release ${SCATTERPTX_PTXAS_VERSION}; the kernels need "
-                      "12.0 or newer. " ${cuda_toolkit_how_to_point})
+                      "12.1 or newer. " ${cuda_toolkit_how_to_point})
 endif()
 
 # cuda.h next to the ptxas found, first: the two come from one toolkit.
