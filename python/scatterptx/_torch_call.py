@@ -80,6 +80,18 @@ def _row_stride(t):
     return t.stride(0) if t.shape[0] > 1 else t.shape[1]
 
 
+def _elements_may_overlap(t):
+    """Whether two elements of t may share memory: unless each stride, from
+    the smallest, passes the extent of the dimensions below it (sufficient,
+    not necessary: expand and as_strided views with overlapping rows fail)."""
+    extent = 0
+    for stride, size in sorted((stride, size) for size, stride in zip(t.shape, t.stride()) if size > 1):
+        if stride <= extent:
+            return True
+        extent += stride * (size - 1)
+    return False
+
+
 def _fallback_reason(out, index, source):
     """Why the library cannot take these tensors (None when it can). Invalid
     combinations get a reason too: torch's op then raises torch's error."""
@@ -89,6 +101,8 @@ def _fallback_reason(out, index, source):
         return f"dtype {out.dtype} (the library takes float32, float16, bfloat16, float64)"
     if index.dtype not in _INDEX_TYPES:
         return f"index dtype {index.dtype}"
+    if _elements_may_overlap(out):  # torch adds into each alias; a copy written back would not
+        return "out's elements may share memory"
     if _ROCM:
         return _ROCM_REASON
     device = out.get_device()

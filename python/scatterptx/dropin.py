@@ -267,7 +267,10 @@ class _Router:
             if reason is None:
                 _count(op, ROUTED)
                 if wrap_negative:  # torch's advanced indexing counts negative rows from the end
-                    index = torch.add(index, index < 0, alpha=out_rows.shape[0])
+                    rows = out_rows.shape[0]
+                    if index.dtype == torch.int32 and rows > 2**31 - 1:
+                        index = index.long()  # rows would not fit the int32 add
+                    index = torch.add(index, index < 0, alpha=rows)
                 return out_rows, index, src_rows
             operands = reason
         _count(op, operands)

@@ -251,6 +251,12 @@ TORCH_CASES = (
                    ("test_bad_inputs.TorchOnGpu.test_expanded_out_is_refused_untouched",
                     "test_bad_inputs.TorchOnCpu.test_in_place_with_a_gradient_refuses_what_torch_refuses",
                     "test_bad_inputs.TorchOnCpu.test_invalid_input_raises_torchs_error")),
+    DocumentedCase("torch_aliased_rows", "an `out` whose rows share elements without a stride of 0 "
+                   "(`as_strided`)", "index_add, index_add_, weighted_index_add(_), scatter_reduce(_), the drop-in "
+                   "switch", "torch's own op runs (it adds into each alias), counted as \"out's elements may share "
+                   "memory\"",
+                   ("test_torch_ops.Gpu.test_an_out_whose_rows_overlap_runs_torchs_op",
+                    "test_dropin.Routing.test_index_add_outside_the_pattern_is_left_to_torch")),
     DocumentedCase("torch_inference_in_place", "an inference tensor (made under `torch.inference_mode()`) as `out` "
                    "of an in-place operator outside inference mode", "index_add_, weighted_index_add_, "
                    "scatter_reduce_",

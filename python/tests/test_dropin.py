@@ -204,6 +204,8 @@ class Routing(unittest.TestCase):
             "empty": lambda: out.clone().index_add_(0, index[:0], src[:0]),
             "shares memory": lambda: (lambda o: o.index_add_(0, index[:2], o[4:]))(out.clone()),
             "overlaps itself": lambda: integers(1, 4).expand(6, 4).index_add_(0, index, src),
+            # rows that overlap without a stride of 0: torch adds into each alias
+            "may share memory": lambda: integers(16).as_strided((6, 4), (2, 1)).index_add_(0, index, src),
         }
         for reason, call in cases.items():
             with self.subTest(reason=reason):
@@ -357,6 +359,22 @@ class Routing(unittest.TestCase):
                                         as_torch(lambda: out.clone().index_put_((index,), src, accumulate=True))))
         self.assertEqual(routed("aten::_index_put_impl_"), 4)
         self.assertEqual(left("aten::_index_put_impl_"), {})
+
+    def test_negative_int32_indices_wrap_into_out_of_2_to_31_rows_or_more(self):
+        # Such an out does not fit here: its rows stand in; the wrap must not
+        # overflow int32 (torch takes an int32 index on any out).
+        rows = 2**31 + 5
+
+        class TallRows:
+            shape = (rows, 3)
+
+        router = dropin._Router("CPU", None, lambda *operands: None, None, None)
+        index = torch.tensor([-1, 0, -(2**31), 7], dtype=torch.int32)
+        _, wrapped, _ = router._route("aten::_index_put_impl_", (TallRows(), index, integers(4, 3), True))
+        self.assertEqual(wrapped.tolist(), [rows - 1, 0, rows - 2**31, 7])
+        small = dropin._Router("CPU", None, lambda *operands: None, None, None)
+        _, wrapped, _ = small._route("aten::_index_put_impl_", (integers(6, 3), index[:2], integers(2, 3), True))
+        self.assertEqual((wrapped.dtype, wrapped.tolist()), (torch.int32, [5, 0]))
 
     def test_index_put_outside_the_pattern_is_left_to_torch(self):
         out, src, index = integers(6, 3), integers(9, 3, seed=2), indices(9, 6)

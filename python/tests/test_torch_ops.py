@@ -379,6 +379,19 @@ class Gpu(unittest.TestCase):
                                                      check_forward_ad=True))
         self.assert_no_fallback()
 
+    def test_an_out_whose_rows_overlap_runs_torchs_op(self):
+        # Rows that share elements (no stride of 0): torch adds into each
+        # alias; the library's copy written back would keep one of them.
+        base = torch.zeros(16, device="cuda", dtype=torch.float64)
+        theirs = base.clone()
+        index = torch.tensor([0, 5, 2, 2, 1], device="cuda")
+        src = torch.arange(20, device="cuda", dtype=torch.float64).view(5, 4)
+        spt.reset_fallback_counts()
+        quietly(spt.index_add_, base.as_strided((6, 4), (2, 1)), index, src)
+        theirs.as_strided((6, 4), (2, 1)).index_add_(0, index, src)
+        self.assertTrue(torch.equal(base, theirs))
+        self.assertEqual(spt.fallback_counts(), {"out's elements may share memory": 1})
+
     def test_a_refused_call_leaves_the_version_alone(self):
         out, index, src = case("cuda", dtype="float32")
         before = out._version
