@@ -113,7 +113,7 @@ def _fallback_reason(out, index, source):
     major, minor = _device_capability(device)
     if major < 9:
         return f"compute capability {major}.{minor} (the library needs 9.0 or newer)"
-    return None
+    return _first_call_reason(device)
 
 
 def _reduce_fallback_reason(out, index, source, reduce="sum", include_self=True, weights=None):
@@ -135,6 +135,33 @@ def _make_context_current(device_index):
     # A thread that has made no CUDA runtime call yet has no current context
     # for the driver API; any runtime call binds the device's primary context.
     torch.cuda.mem_get_info(device_index)
+
+
+_prepared_devices = set()  # devices whose context has the library's kernels loaded
+_CAPTURED_FIRST_CALL = ("a first call on the device inside a CUDA graph capture (the library loads its kernels and "
+                        "allocates then; run one call, or scatterptx.prepare(), before capturing)")
+
+
+def _first_call_reason(device_index):
+    """None once the library is ready in the device's context, preparing it
+    on the first call; a reason while that first call would fall inside a
+    CUDA graph capture, which module loading and allocation would break
+    (torch's own op captures instead)."""
+    if device_index in _prepared_devices:
+        return None
+    previous = torch._C._cuda_exchangeDevice(device_index)
+    try:
+        if torch.cuda.is_current_stream_capturing():
+            return _CAPTURED_FIRST_CALL
+        status = _binding.library().scatterptx_prepare()
+        if status == 3:  # SCATTERPTX_ERROR_NO_CONTEXT
+            _make_context_current(device_index)
+            status = _binding.library().scatterptx_prepare()
+        _binding.check(status)
+    finally:
+        torch._C._cuda_maybeExchangeDevice(previous)
+    _prepared_devices.add(device_index)
+    return None
 
 
 def _launch(out, index, source, device_index, reduce="sum", include_self=True, weights=None):
@@ -217,7 +244,8 @@ def _launch_as_is(out, index, source):
     codes = _signatures.get(key)
     if codes is None:
         codes = _signatures[key] = _signature_codes(*key)
-    if not codes or index.dim() != 1 or torch.are_deterministic_algorithms_enabled():
+    if (not codes or index.dim() != 1 or torch.are_deterministic_algorithms_enabled()
+            or key[3] not in _prepared_devices):
         return False
     out_shape, source_shape = out.shape, source.shape
     if len(out_shape) != 2 or len(source_shape) != 2:

@@ -19,9 +19,11 @@ What the operators do:
 - sm_90+ CUDA tensors (f32, f16, bf16, f64; int32 or int64 index) run the
   library on the tensors' device, whatever the current device is, on torch's
   current stream of that device; nothing synchronises, so CUDA graph capture
-  works. Out-of-range indices are skipped and recorded (the library's record
-  mode: ``scatterptx.take_index_error()`` reports them); torch's own CUDA op
-  would raise a device-side assert instead.
+  works (a device's very first call, which loads the library's kernels, takes
+  torch's op if it falls inside a capture). Out-of-range indices are skipped
+  and recorded (the library's record mode: ``scatterptx.take_index_error()``
+  reports them); torch's own CUDA op would raise a device-side assert
+  instead.
 - Under ``torch.use_deterministic_algorithms(True)`` they take the library's
   deterministic grouped mode (bitwise reproducible), never an atomic path.
 - Any layout torch accepts is accepted: out with a non-unit column stride is

@@ -101,7 +101,8 @@ def cpu_routing(capability=(9, 0)):
 
     router = dropin._Router("CPU", stand_in, spt._fallback_reason, reduce_stand_in, spt._reduce_fallback_reason)
     dropin.reset_route_counts()
-    with mock.patch.object(torch_call, "_device_capability", return_value=capability):
+    with mock.patch.object(torch_call, "_device_capability", return_value=capability), \
+            mock.patch.object(torch_call, "_first_call_reason", return_value=None):  # no context to prepare
         previous = dropin._install(router)
         try:
             yield launches

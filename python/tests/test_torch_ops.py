@@ -109,6 +109,35 @@ class CpuFallback(unittest.TestCase):
                 self.assertIn("ROCm", _torch_call._fallback_reason(out, index, src))
                 self.assertEqual(_torch_call._signature_codes(*key), ())
 
+    def test_a_first_call_inside_a_graph_capture_takes_torchs_op(self):
+        # The library loads its kernels and allocates on a device's first
+        # call, which would break a capture: that call takes torch's op (which
+        # captures), and the first call outside a capture prepares the device
+        # once. CUDA stood in for.
+        from scatterptx import _torch_call
+
+        prepares = []
+
+        class Library:
+            def scatterptx_prepare(self):
+                prepares.append(1)
+                return 0
+
+        device = 7  # no real device: the set of prepared ones is this test's own
+        with mock.patch.object(_torch_call, "_prepared_devices", set()), \
+                mock.patch.object(torch._C, "_cuda_exchangeDevice", create=True, new=lambda d: 0), \
+                mock.patch.object(torch._C, "_cuda_maybeExchangeDevice", create=True, new=lambda d: d), \
+                mock.patch.object(_torch_call._binding, "library", new=Library):
+            with mock.patch.object(torch.cuda, "is_current_stream_capturing", return_value=True):
+                self.assertIn("inside a CUDA graph capture", _torch_call._first_call_reason(device))
+            self.assertEqual(prepares, [])
+            with mock.patch.object(torch.cuda, "is_current_stream_capturing", return_value=False):
+                self.assertIsNone(_torch_call._first_call_reason(device))
+                self.assertIsNone(_torch_call._first_call_reason(device))
+            self.assertEqual(len(prepares), 1)
+            with mock.patch.object(torch.cuda, "is_current_stream_capturing", return_value=True):
+                self.assertIsNone(_torch_call._first_call_reason(device))  # prepared: captures run the library
+
     def test_non_contiguous_layouts_match_torch(self):
         out, index, src = case(rows=6, out_rows=6, cols=6)
         for o, s in ((out.t(), src), (out, src.t()), (out[:, ::2], src[:, 1::2]), (out[1:4], src)):
@@ -441,6 +470,41 @@ class Gpu(unittest.TestCase):
                 expected = expected.index_add(0, index, src.double())
             torch.testing.assert_close(out.double(), expected, rtol=1e-5, atol=1e-4)
         self.assert_no_fallback()
+
+    def test_a_capture_with_no_call_before_it_captures_and_replays(self):
+        # A fresh process whose first call is inside torch.cuda.graph: that
+        # call takes torch's op, so the capture holds; the next call prepares
+        # the device and runs the library, captures included.
+        import subprocess
+        import sys
+
+        from package_under_test import CHECKOUT_PYTHON_DIR, TESTING_INSTALLED
+
+        path = "" if TESTING_INSTALLED else f"sys.path.insert(0, {CHECKOUT_PYTHON_DIR!r}); "
+        code = path + """
+import warnings; warnings.simplefilter("ignore")
+import torch, scatterptx.torch as spt
+out = torch.zeros(50, 16, device="cuda"); index = torch.randint(0, 50, (500,), device="cuda")
+src = torch.randn(500, 16, device="cuda")
+graph = torch.cuda.CUDAGraph()
+with torch.cuda.graph(graph):
+    spt.index_add_(out, index, src)
+for _ in range(3):
+    graph.replay()
+torch.cuda.synchronize()
+expected = torch.zeros(50, 16, device="cuda", dtype=torch.float64)
+for _ in range(3):
+    expected.index_add_(0, index, src.double())
+torch.testing.assert_close(out.double(), expected, rtol=1e-5, atol=1e-4)
+first = spt.fallback_counts()
+spt.index_add_(out, index, src)
+print(sorted(first), spt.fallback_counts() == first)
+"""
+        result = subprocess.run([sys.executable, "-c", "import sys; " + code], capture_output=True, text=True)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        reasons, unchanged = result.stdout.strip().rsplit(" ", 1)
+        self.assertIn("inside a CUDA graph capture", reasons)
+        self.assertEqual(unchanged, "True")  # the call after it ran the library
 
     def test_deterministic_mode_is_bitwise_reproducible(self):
         out, index, src = case("cuda", "float32", rows=200_000, out_rows=64, cols=64)

@@ -244,7 +244,8 @@ class CpuFallback(unittest.TestCase):
 
     def test_what_only_torch_takes_falls_back_with_its_reason(self):
         # CPU tensors passing for an sm_90 GPU's, and meta tensors of sizes no test could allocate
-        with mock.patch.object(torch_call, "_device_capability", return_value=(9, 0)):
+        with mock.patch.object(torch_call, "_device_capability", return_value=(9, 0)), \
+                mock.patch.object(torch_call, "_first_call_reason", return_value=None):
             out, index, src = case(dtype="float32")
             self.assertIsNone(spt._reduce_fallback_reason(out, index, src, "amax", False))
             self.assertIsNone(spt._reduce_fallback_reason(out, index, src, weights=torch.ones(9)))
