@@ -282,6 +282,10 @@ void check_streaming_plan(const Problem& p, const DeviceLimits& device, const St
 
 void check_workspace_layout(const Problem& p, const GroupPlan& plan) {
   if (!plan.grouped()) return;
+  if (p.is_empty()) {
+    require(plan.workspace.bytes == 0, "an empty problem needs no workspace", p);
+    return;
+  }
   const GroupWorkspace& w = plan.workspace;
   const uint64_t m = p.src_rows;
   const int buffers = plan.passes > 1 ? 2 : 1;
@@ -314,6 +318,11 @@ void check_group_plan(const Problem& p, const DeviceLimits& device, const GroupP
           "a reduce that runs grouped only is grouped", p);
   if (!plan.grouped()) return;
   require(plan.mode == SCATTERPTX_MODE_SEGMENTED, "grouped means SEGMENTED", p);
+  if (p.is_empty()) {  // a no-op in any mode: nothing launched, no workspace, no limits
+    require(plan.passes == 0 && plan.sort_tiles == 0 && plan.segment_tiles == 0 && plan.workspace.bytes == 0,
+            "an empty problem's plan launches nothing and needs no workspace", p);
+    return;
+  }
   require(p.src_rows <= kMaxGroupedRows && p.out_rows <= kMaxGroupedTargets, "keys and positions fit u32", p);
   const uint64_t m = p.src_rows;
   // The radix passes cover every bit of the largest key, out_rows.
@@ -337,7 +346,6 @@ void check_group_plan(const Problem& p, const DeviceLimits& device, const GroupP
     require(static_cast<int>(pass % 2) < buffers, "workspace: a pass writes a buffer that exists", p);
   }
   require(static_cast<int>(plan.final_buffer()) < buffers, "workspace: the sums read a buffer that exists", p);
-  if (p.is_empty()) return;  // only the error word is written; pointers may be anything
   check_group_grids(p, device, plan);
   // The first pass reads the whole index; the sums read src rows at grouped
   // positions below M and write out rows below out_rows.
