@@ -17,7 +17,10 @@
 #   SCATTERPTX_SANITIZER_FILTER  the memcheck subset's gtest filter
 #   SCATTERPTX_RACECHECK_FILTER  set: racecheck on that filter too
 #   SCATTERPTX_SKIP_BENCH      set: no benchmark
-# Exit status: 0 when every test passed, else 1.
+# Exit status: 0 when every test passed, else 1: a build, test, sanitizer or
+# bench failure, TMA instructions missing from the TMA kernel's SASS, or no
+# usable sm_90+ GPU (for the tests, and for torch when the Python tests run),
+# where the GPU tests would only skip.
 set -uo pipefail
 log_dir=${1:?usage: scripts/gpu_suite.sh LOG_DIR [bench arguments...]}
 shift
@@ -39,6 +42,23 @@ if ! make BUILD_DIR=build >"$log_dir/build.log" 2>&1; then
 fi
 echo "build ok"
 export SCATTERPTX_LIBRARY="$PWD/build/libscatterptx.so"
+
+# Without a usable GPU every GPU test skips: that is no pass. The bench's
+# smallest run answers 2 where there is none (the Makefile's BENCH_EXIT_NO_GPU).
+build/bench/scatterptx-bench --shape uniform:4096:512:64:f32 --runs 1 --warmup 0 >"$log_dir/gpu_probe.log" 2>&1
+probe=$?
+if [ "$probe" = 2 ]; then
+  tail -n 3 "$log_dir/gpu_probe.log"
+  echo "gpu_suite: FAILED: no usable sm_90+ GPU, the GPU tests would only skip"
+  exit 1
+fi
+[ "$probe" = 0 ] || { echo "GPU probe (a small bench run) FAILED, exit $probe"; failed=1; }
+if [ -z "${SCATTERPTX_SKIP_PYTHON:-}" ] && ! "$python" -c 'import sys, torch
+sys.exit(0 if torch.cuda.is_available() and torch.cuda.get_device_capability(0)[0] >= 9 else 1)' 2>/dev/null; then
+  echo "gpu_suite: FAILED: $python has no torch with an sm_90+ GPU, the Python GPU tests would only skip" \
+       "(PYTHON=..., or SCATTERPTX_SKIP_PYTHON=1)"
+  exit 1
+fi
 
 # The GoogleTest suite, sharded.
 for ((shard = 0; shard < shards; ++shard)); do
@@ -82,27 +102,36 @@ if [ -z "${SCATTERPTX_SKIP_STRESS:-}" ]; then
   tail -n 1 "$log_dir/stress.log"
 fi
 
-cuobjdump -sass build/kernels/cubin/row_tma_reduce_f32_i64.cubin >"$log_dir/sass.log" 2>&1
-grep -cE "UTMALDG|UBLKRED|SYNCS" "$log_dir/sass.log" | sed 's/^/TMA-related SASS instructions: /'
+cuobjdump -sass build/kernels/cubin/row_tma_reduce_f32_i64.cubin >"$log_dir/sass.log" 2>&1 ||
+  { echo "cuobjdump FAILED"; failed=1; }
+tma_instructions=$(grep -cE "UTMALDG|UBLKRED|SYNCS" "$log_dir/sass.log")
+echo "TMA-related SASS instructions: $tma_instructions"
+[ "$tma_instructions" -gt 0 ] || { echo "the TMA kernel's SASS has no TMA instruction: FAILED"; failed=1; }
 
 if [ -z "${SCATTERPTX_SKIP_SANITIZER:-}" ]; then
   compute-sanitizer --tool memcheck --error-exitcode 9 build/test/scatterptx_tests \
     --gtest_filter="${SCATTERPTX_SANITIZER_FILTER:-*IndexError*:*SingleSourceRow*:*PaddedOutRowStride*:*EveryRowToOneTarget*}" >"$log_dir/sanitizer.log" 2>&1
-  echo "compute-sanitizer memcheck exit $? ($(grep -c 'Invalid' "$log_dir/sanitizer.log") invalid accesses)"
+  memcheck=$?
+  echo "compute-sanitizer memcheck exit $memcheck ($(grep -c 'Invalid' "$log_dir/sanitizer.log") invalid accesses)"
   tail -n 3 "$log_dir/sanitizer.log"
+  [ "$memcheck" = 0 ] || { echo "memcheck FAILED"; failed=1; }
 fi
 
 if [ -n "${SCATTERPTX_RACECHECK_FILTER:-}" ]; then
   compute-sanitizer --tool racecheck --error-exitcode 9 build/test/scatterptx_tests \
     --gtest_filter="$SCATTERPTX_RACECHECK_FILTER" >"$log_dir/racecheck.log" 2>&1
-  echo "compute-sanitizer racecheck exit $?"
+  racecheck=$?
+  echo "compute-sanitizer racecheck exit $racecheck"
   tail -n 3 "$log_dir/racecheck.log"
+  [ "$racecheck" = 0 ] || { echo "racecheck FAILED"; failed=1; }
 fi
 
 if [ -z "${SCATTERPTX_SKIP_BENCH:-}" ]; then
   build/bench/scatterptx-bench --json "$log_dir/bench.json" "$@" >"$log_dir/bench.log" 2>&1
-  echo "bench exit $?"
+  bench=$?
+  echo "bench exit $bench"
   tail -n 40 "$log_dir/bench.log"
+  [ "$bench" = 0 ] || { echo "bench FAILED"; failed=1; }
 fi
 [ "$failed" = 0 ] && echo "gpu_suite: every test passed" || echo "gpu_suite: FAILED"
 exit "$failed"

@@ -4,7 +4,7 @@
 ctest's full output goes to BUILD_DIR/Testing/ctest.log; the terminal gets
 each failed test's output in full as it happens, then the counts and, once
 per distinct reason, why tests were skipped (GoogleTest's GTEST_SKIP()
-message). Exits non-zero when a test failed or ctest itself did.
+message). Exits non-zero when a test failed, ctest itself did, or no test ran.
 
 Usage: run_tests.py BUILD_DIR [extra ctest arguments...]
 """
@@ -99,10 +99,13 @@ def main():
     else:
         for text, count in reasons.most_common():
             print(f"{count} skipped: {text}")
-    verdict = "FAILED" if failed or ctest_status != 0 else "OK"
+    verdict = "FAILED" if failed or ctest_status != 0 or total == 0 else "OK"
     print(f"Tests {verdict}: {len(passed)} passed, {len(failed)} failed, {skips}; "
           f"{total} tests in {seconds:.0f} s")
     if failed:
+        return 1
+    if total == 0:
+        print("No test ran: nothing to call a pass (did CTEST_ARGS select none?)")
         return 1
     return ctest_status
 
