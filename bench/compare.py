@@ -348,7 +348,14 @@ def main(argv=None):
     print(text)
     log(f"wrote {stem}.json, .md" + ("" if png_error else ", .png") +
         f" in {meta['elapsed_s']:.0f} s")
-    return 0
+    # A scenario that failed, or a result of the library's that is wrong or
+    # raised: exit 1 (the peers' statuses are the report's to show).
+    failed = [r["scenario"]["name"] for r in results if r.get("error")] + [
+        f"{r['scenario']['name']}: {key}" for r in results for key, record in r["systems"].items()
+        if key.startswith("scatterptx") and record["status"] in ("error", "wrong")]
+    for what in failed:
+        log(f"FAILED: {what}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -89,7 +89,7 @@ import compare  # noqa: E402  (the commit measured and the GPU's description)
 import compare_systems  # noqa: E402
 import scatterptx  # noqa: E402
 import scatterptx.torch as spt  # noqa: E402
-from reduce_cases import OURS, all_cases, bitwise_equal, relative_error  # noqa: E402
+from reduce_cases import OURS, REL_ERR_TOLERANCE, all_cases, bitwise_equal, relative_error  # noqa: E402
 from reduce_report import GIB, MIB, REPORT_NAME, summarize, system_line, write_reports  # noqa: E402
 
 
@@ -224,6 +224,13 @@ def measure_system(ctx, setup, system, references):
         result = call_once(ctx, system, restore)
         record["rel_err"] = relative_error(result, references[system.reference])
         record["result_dtype"] = str(result.dtype).replace("torch.", "")
+        tolerance = REL_ERR_TOLERANCE[result.dtype]
+        if not record["rel_err"] <= tolerance:  # NaN too
+            record.update(status="wrong", error=f"rel err {record['rel_err']:.3g} above {tolerance:g} for "
+                                                f"{record['result_dtype']}: not timed")
+            if system.family == OURS:
+                record["fallbacks"] = fallbacks_since(fallbacks_before)
+            return record
         if system.family == OURS:
             first = result.clone()
             del result
@@ -346,7 +353,13 @@ def main(argv=None):
     text = write_reports(args.out, meta, results)
     print(text)
     log(f"wrote {os.path.join(args.out, REPORT_NAME)}.md and .json in {meta['elapsed_s']:.0f} s")
-    return 0
+    # A result of ours that is wrong or raised, or a case that did: exit 1 (the reports hold the details).
+    failed = [r["case"] for r in results if r.get("error")] + [
+        f"{r['case']}: {s['system']}" for r in results for s in r.get("systems", [])
+        if s["family"] == OURS and s["status"] != "ok"]
+    for what in failed:
+        log(f"FAILED: {what}")
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -50,7 +50,7 @@ def summarize(setup, records, copy):
                  "torch_ms": fastest and fastest["median_ms"],
                  "ratio": fastest["median_ms"] / ours_ms if fastest and ours_ms else None,
                  "deterministic": r.get("deterministic"), "bar": bars.get(r["system"])}
-        entry["target_met"] = target_met(setup.target, entry)
+        entry["target_met"] = target_met(setup.target, entry) if r["status"] == "ok" else False
         comparisons.append(entry)
     return {"comparisons": comparisons, "bars": list(bars.values())}
 
