@@ -20,8 +20,9 @@
 /* The entry points below are the library's whole dynamic interface: the
  * shared library is built with hidden visibility, and only what carries
  * SCATTERPTX_API is exported. Linking the static library into a shared
- * library of your own, define SCATTERPTX_API empty before including this
- * header to keep the entry points out of that library's exports. */
+ * library of your own, link it with -Wl,--exclude-libs,libscatterptx.a to
+ * keep the entry points out of that library's exports (the archive's
+ * objects carry default visibility whatever this header says). */
 #ifndef SCATTERPTX_API
 #if defined(__GNUC__)
 #define SCATTERPTX_API __attribute__((visibility("default")))
@@ -34,8 +35,12 @@
 extern "C" {
 #endif
 
-/* The same opaque type as cuda.h's CUstream; repeating the typedef is legal. */
+/* The same opaque type as cuda.h's CUstream. C11 and C++ take the typedef
+ * twice; C99 does not: there, include cuda.h (if at all) before this header. */
+#if defined(__cplusplus) || (defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L) || \
+    !defined(__cuda_cuda_h__)
 typedef struct CUstream_st* CUstream;
+#endif
 
 typedef enum scatterptx_status {
   SCATTERPTX_SUCCESS = 0,
@@ -348,7 +353,8 @@ typedef struct scatterptx_allocator {
 SCATTERPTX_API
 scatterptx_status scatterptx_set_allocator(const scatterptx_allocator* allocator);
 
-/* The calling thread's message for its last failed call ("" if none). */
+/* The message of the calling thread's last call: why it failed, or "" after
+ * a success (every call but this one sets it), so read it right away. */
 SCATTERPTX_API
 const char* scatterptx_last_error_message(void);
 
