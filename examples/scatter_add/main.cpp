@@ -4,7 +4,8 @@
 // (the index grouped once, for repeated adds) executed on the updated out.
 // out starts random, so a kernel that skipped or overwrote rows would show.
 //
-// Without a usable GPU it says why and exits 0; a wrong result exits 1.
+// Without a usable GPU it says why and exits 77 (ctest's skip, SKIP_RETURN_CODE);
+// a wrong result exits 1.
 #include <cuda_runtime.h>
 
 #include <cfloat>
@@ -174,6 +175,9 @@ int run() {
   return ok ? 0 : 1;
 }
 
+// No usable GPU: nothing was checked, which is no pass (ctest's SKIP_RETURN_CODE).
+constexpr int kExitNothingRun = 77;
+
 }  // namespace
 
 int main() {
@@ -181,7 +185,7 @@ int main() {
     const std::string why_not = why_no_usable_gpu();
     if (!why_not.empty()) {
       std::printf("scatter_add_example: nothing run, no usable GPU here: %s\n", why_not.c_str());
-      return 0;
+      return kExitNothingRun;
     }
     return run();
   } catch (const scatterptx::Error& error) {
