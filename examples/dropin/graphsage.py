@@ -35,6 +35,7 @@ Writes OUT/graphsage.md and OUT/graphsage.json.
 
 import argparse
 import copy
+import sys
 
 import torch
 import torch.nn.functional as F
@@ -116,6 +117,7 @@ def main():
     if args.steps - args.warmup < 10 and args.device != "cpu":
         parser.error("time at least 10 steps: --steps - --warmup >= 10")
     device = torch.device(args.device)
+    measure.require_device(device, "graphsage.py")
 
     generator = torch.Generator(device=device).manual_seed(args.seed)
     edge_index, degrees = power_law_graph(args.nodes, args.edges, args.gamma, generator, device)
@@ -188,6 +190,7 @@ def main():
     markdown = report(figures, sections, args)
     for path in measure.write_report(args.out, "graphsage", figures, markdown):
         print(f"wrote {path}")
+    return measure.agreement_status("graphsage.py", figures, args.precisions)
 
 
 def report(figures, sections, args):
@@ -229,4 +232,4 @@ def report(figures, sections, args):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

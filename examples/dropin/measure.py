@@ -37,6 +37,28 @@ SCATTER_OPS = frozenset({
 LIBRARY_KERNEL_PREFIXES = ("row_", "group_", "index_record_take")
 
 
+# Exit status when there is nothing to run on: no check was made, no pass.
+EXIT_NOTHING_RUN = 77
+
+
+def require_device(device, name):
+    """Exits EXIT_NOTHING_RUN, saying why, where a CUDA device is asked for
+    and there is none."""
+    if device.type == "cuda" and not torch.cuda.is_available():
+        print(f"{name}: nothing run, no CUDA GPU here (torch {torch.__version__}); run it on an sm_90+ GPU, or "
+              "--device cpu for a smoke test of the script", flush=True)
+        sys.exit(EXIT_NOTHING_RUN)
+
+
+def agreement_status(name, figures, precisions):
+    """0, or 1 after saying which: every precision whose switched run must
+    agree with torch's (agrees_within_rtol) did."""
+    disagreeing = [p for p in precisions if figures.get(p, {}).get("agrees_within_rtol") is False]
+    for precision in disagreeing:
+        print(f"{name}: FAILED: {precision} loss or gradients differ from torch's beyond --rtol", flush=True)
+    return 1 if disagreeing else 0
+
+
 def switch(mode):
     """The drop-in switch for a mode, as a with block."""
     return spt.enable() if mode == SCATTERPTX else spt.disable()

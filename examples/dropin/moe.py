@@ -28,6 +28,7 @@ Writes OUT/moe.md and OUT/moe.json.
 
 import argparse
 import copy
+import sys
 
 import torch
 import torch.nn.functional as F
@@ -151,6 +152,7 @@ def main():
     if args.steps - args.warmup < 10 and args.device != "cpu":
         parser.error("time at least 10 steps: --steps - --warmup >= 10")
     device = torch.device(args.device)
+    measure.require_device(device, "moe.py")
 
     torch.manual_seed(args.seed)
     with device:  # 1.4B parameters: initialised where they live
@@ -214,6 +216,7 @@ def main():
     figures["routes_seen"] = measure.spt.route_counts()
     for path in measure.write_report(args.out, "moe", figures, report(figures, sections, args)):
         print(f"wrote {path}")
+    return measure.agreement_status("moe.py", figures, args.precisions)
 
 
 def report(figures, sections, args):
@@ -246,4 +249,4 @@ def report(figures, sections, args):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
