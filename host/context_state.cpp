@@ -1,9 +1,11 @@
 #include "context_state.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -89,10 +91,11 @@ CUmemoryPool create_workspace_pool(const DriverApi& api, CUdevice device) {
   return pool;
 }
 
-std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext context, ModuleSource source,
-                                           CreationResources& taken) {
+std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext context, unsigned long long context_id,
+                                           ModuleSource source, CreationResources& taken) {
   auto state = std::make_unique<ContextState>();
   state->context = context;
+  state->context_id = context_id;
   CUdevice device = 0;
   check_driver(api, "cuCtxGetDevice", api.cuCtxGetDevice(&device));
   state->device = device;
@@ -127,12 +130,16 @@ std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext conte
   }
   check_driver(api, "cuMemAlloc", api.cuMemAlloc(&state->index_error_records, 8 * kIndexErrorSlots));
   taken.set_records(state->index_error_records);
-  // All ones = UINT64_MAX in every slot: no offending position seen.
-  check_driver(api, "cuMemsetD8", api.cuMemsetD8(state->index_error_records, 0xFF, 8 * kIndexErrorSlots));
   // A stream of its own for the take: the legacy stream would also wait for,
   // and hold up, other threads' work on blocking streams.
   check_driver(api, "cuStreamCreate", api.cuStreamCreate(&state->take_stream, CU_STREAM_NON_BLOCKING));
   taken.set_take_stream(state->take_stream);
+  // All ones = UINT64_MAX in every slot: no offending position seen. Waited
+  // for here: the first call's launches go to streams that would not wait
+  // for it, and a later clear would erase what they record.
+  check_driver(api, "cuMemsetD8Async",
+               api.cuMemsetD8Async(state->index_error_records, 0xFF, 8 * kIndexErrorSlots, state->take_stream));
+  check_driver(api, "cuStreamSynchronize", api.cuStreamSynchronize(state->take_stream));
   state->workspace_pool = create_workspace_pool(api, device);
   taken.set_pool(state->workspace_pool);
   return state;
@@ -159,23 +166,39 @@ void require_stream_in_context(const DriverApi& api, const ContextState& state, 
 }
 
 ContextState& current_context_state(const DriverApi& api, std::optional<ModuleSource> source) {
-  static std::mutex mutex;
-  static std::map<unsigned long long, std::unique_ptr<ContextState>> states;
+  // One entry per context, made under the map's lock; the state itself is
+  // made under the entry's own, so that one context's module loading (a JIT
+  // can take seconds) holds up no other context's calls. Never destroyed:
+  // a thread may still call in while the process exits.
+  struct Entry {
+    std::mutex creating;
+    std::atomic<ContextState*> ready{nullptr};
+    std::unique_ptr<ContextState> state;
+  };
+  static std::mutex& map_mutex = *new std::mutex;
+  static auto& entries = *new std::map<unsigned long long, std::unique_ptr<Entry>>;
   const CUcontext context = require_current_context(api);
   // Context ids are unique for the life of the process, unlike handles,
   // which a new context may reuse after the old one is destroyed.
   unsigned long long id = 0;
   check_driver(api, "cuCtxGetId", api.cuCtxGetId(context, &id));
-  std::lock_guard<std::mutex> lock(mutex);
-  auto found = states.find(id);
-  if (found == states.end()) {
-    // The environment is read once per context, when its kernels are loaded.
-    const ModuleSource chosen = source ? *source : module_source_from_env(std::getenv(kForcePtxVariable));
-    CreationResources taken(api);
-    found = states.emplace(id, create_state(api, context, chosen, taken)).first;
-    taken.keep();
+  Entry* entry = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(map_mutex);
+    std::unique_ptr<Entry>& slot = entries[id];
+    if (!slot) slot = std::make_unique<Entry>();
+    entry = slot.get();
   }
-  return *found->second;
+  if (ContextState* ready = entry->ready.load(std::memory_order_acquire)) return *ready;
+  std::lock_guard<std::mutex> creating(entry->creating);
+  if (ContextState* ready = entry->ready.load(std::memory_order_acquire)) return *ready;
+  // The environment is read once per context, when its kernels are loaded.
+  const ModuleSource chosen = source ? *source : module_source_from_env(std::getenv(kForcePtxVariable));
+  CreationResources taken(api);
+  entry->state = create_state(api, context, id, chosen, taken);
+  taken.keep();
+  entry->ready.store(entry->state.get(), std::memory_order_release);
+  return *entry->state;
 }
 
 }  // namespace scatterptx::detail

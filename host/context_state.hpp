@@ -22,6 +22,7 @@ enum IndexErrorSlot : unsigned { kRecordModeSlot = 0, kCheckedModeSlot = 1, kTak
 
 struct ContextState {
   CUcontext context = nullptr;
+  unsigned long long context_id = 0;  // cuCtxGetId: unique for the process, unlike the handle
   CUdevice device = 0;
   DeviceLimits limits;
   CUfunction functions[kKernelVariantCount] = {};

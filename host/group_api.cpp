@@ -22,6 +22,7 @@ using namespace scatterptx::detail;
 
 struct scatterptx_plan_st {
   CUcontext context = nullptr;
+  unsigned long long context_id = 0;  // a later context may get the same handle
   Problem problem;  // as at create: its out and src give the alignment executes keep
   GroupPlan grouping;
   CUdeviceptr workspace = 0;
@@ -115,6 +116,7 @@ scatterptx_status scatterptx_plan_create(const scatterptx_scatter_add_args* args
     require_stream_in_context(api, state, stream);
     require_pointers_on_device(api, state, made->problem);
     made->context = state.context;
+    made->context_id = state.context_id;
     // With the device known AUTO may stream instead (few targets).
     made->grouping = make_group_plan(made->problem, checked, &state.limits);
     const bool grouped = made->grouping.grouped();
@@ -160,7 +162,7 @@ scatterptx_status scatterptx_plan_execute(scatterptx_plan plan, void* out, const
     if (problem.is_empty()) return;
     const DriverApi& api = require_driver();
     ContextState& state = current_context_state(api);
-    if (state.context != plan->context) {
+    if (state.context_id != plan->context_id) {
       invalid_argument("the plan was created in another CUDA context than the current one");
     }
     require_stream_in_context(api, state, stream);
@@ -182,7 +184,11 @@ scatterptx_status scatterptx_plan_destroy(scatterptx_plan plan) {
     std::unique_ptr<scatterptx_plan_st> owned(plan);
     if (owned->owns_workspace) {
       // In the plan's context, whatever is current on this thread (or none).
+      // A context destroyed since took the workspace with it; its handle may
+      // now name another context, whose memory is not the plan's to free.
       const DriverApi& api = require_driver();
+      unsigned long long id = 0;
+      if (api.cuCtxGetId(owned->context, &id) != CUDA_SUCCESS || id != owned->context_id) return;
       CUcontext current = nullptr;
       check_driver(api, "cuCtxGetCurrent", api.cuCtxGetCurrent(&current));
       if (current != owned->context) check_driver(api, "cuCtxSetCurrent", api.cuCtxSetCurrent(owned->context));

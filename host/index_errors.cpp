@@ -24,16 +24,16 @@ void launch_checked(const DriverApi& api, ContextState& state, const Problem& p,
   std::lock_guard<std::mutex> lock(state.checked_mode_mutex);
   const CUdeviceptr slot = state.index_error_slot(kCheckedModeSlot);
   check_driver(api, "cuMemsetD8Async", api.cuMemsetD8Async(slot, 0xFF, 8, stream));
+  uint64_t bad = kNoPosition;
   try {
     enqueue(slot);
+    check_driver(api, "cuMemcpyDtoHAsync", api.cuMemcpyDtoHAsync(&bad, slot, 8, stream));
   } catch (...) {
-    // Launches queued before the one refused still write the slot: the
-    // next CHECKED call must not clear it and read their positions as its own.
+    // Launches queued before the failure still write the slot: the next
+    // CHECKED call must not clear it and read their positions as its own.
     (void)api.cuStreamSynchronize(stream);
     throw;
   }
-  uint64_t bad = kNoPosition;
-  check_driver(api, "cuMemcpyDtoHAsync", api.cuMemcpyDtoHAsync(&bad, slot, 8, stream));
   check_driver(api, "cuStreamSynchronize", api.cuStreamSynchronize(stream));
   if (bad == kNoPosition) return;
   fail_index_out_of_range(api, p, bad);

@@ -5,12 +5,16 @@
 // through the JIT) follows the source asked for, else SCATTERPTX_FORCE_PTX.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <future>
 #include <optional>
 #include <set>
 #include <string>
+#include <thread>
+#include <utility>
 
 #include "context_state.hpp"
 #include "errors.hpp"
@@ -34,6 +38,8 @@ struct ScriptedDriver {
   int ptx_loads = 0;              // of which with a PTX image rather than an ELF cubin
   int failing_module_load = -1;   // this call and every later one fail; -1: none
   bool fail_memset = false;
+  uintptr_t cleared_on = 0;       // the stream of the records' clear
+  bool clear_waited_for = false;  // a synchronisation of that stream after it
   bool fail_occupancy = false;
   bool fail_stream_create = false;
   bool fail_pool_attribute = false;
@@ -45,15 +51,20 @@ struct ScriptedDriver {
   int occupancy_queries = 0;
   int unknown_handles = 0;  // unloads, frees and destroys of what is not held: double releases
   uintptr_t next_handle = 0x1000;
+  // Set: the next module load tells it has started and waits to be let go.
+  std::promise<void>* load_started = nullptr;
+  std::shared_future<void> loads_released;
 };
 ScriptedDriver script;
+// Nonzero: the context of this thread, in place of the script's.
+thread_local unsigned long long thread_context_id = 0;
 
 CUresult ctx_get_current(CUcontext* context) {
   *context = reinterpret_cast<CUcontext>(uintptr_t{0xC0});
   return CUDA_SUCCESS;
 }
 CUresult ctx_get_id(CUcontext, unsigned long long* id) {
-  *id = script.context_id;
+  *id = thread_context_id != 0 ? thread_context_id : script.context_id;
   return CUDA_SUCCESS;
 }
 CUresult ctx_get_device(CUdevice* device) {
@@ -85,6 +96,10 @@ CUresult release(std::set<Handle>& live, Handle handle, CUresult not_held) {
 }
 
 CUresult module_load(CUmodule* module, const void* image, unsigned, CUjit_option*, void**) {
+  if (script.load_started != nullptr) {
+    std::exchange(script.load_started, nullptr)->set_value();
+    script.loads_released.wait();
+  }
   const int call = script.module_loads++;
   if (std::memcmp(image, "\x7f" "ELF", 4) != 0) ++script.ptx_loads;
   if (script.failing_module_load >= 0 && call >= script.failing_module_load) return CUDA_ERROR_INVALID_IMAGE;
@@ -116,8 +131,17 @@ CUresult mem_alloc(CUdeviceptr* pointer, size_t) {
 CUresult mem_free(CUdeviceptr pointer) {
   return release(script.live_allocations, pointer, CUDA_ERROR_INVALID_VALUE);
 }
-CUresult memset_d8(CUdeviceptr, unsigned char, size_t) {
-  return script.fail_memset ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_SUCCESS;
+CUresult memset_d8_async(CUdeviceptr, unsigned char value, size_t, CUstream stream) {
+  if (script.fail_memset) return CUDA_ERROR_OUT_OF_MEMORY;
+  if (value != 0xFF) return CUDA_ERROR_INVALID_VALUE;
+  script.cleared_on = reinterpret_cast<uintptr_t>(stream);
+  script.clear_waited_for = false;
+  return CUDA_SUCCESS;
+}
+CUresult stream_synchronize(CUstream stream) {
+  if (script.live_streams.count(reinterpret_cast<uintptr_t>(stream)) == 0) return CUDA_ERROR_INVALID_HANDLE;
+  if (reinterpret_cast<uintptr_t>(stream) == script.cleared_on) script.clear_waited_for = true;
+  return CUDA_SUCCESS;
 }
 
 CUresult stream_create(CUstream* stream, unsigned int flags) {
@@ -163,7 +187,8 @@ DriverApi scripted_api() {
   api.cuOccupancyMaxActiveBlocksPerMultiprocessor = occupancy;
   api.cuMemAlloc = mem_alloc;
   api.cuMemFree = mem_free;
-  api.cuMemsetD8 = memset_d8;
+  api.cuMemsetD8Async = memset_d8_async;
+  api.cuStreamSynchronize = stream_synchronize;
   api.cuStreamCreate = stream_create;
   api.cuStreamDestroy = stream_destroy;
   api.cuMemPoolCreate = pool_create;
@@ -268,6 +293,29 @@ TEST(ContextState, APoolThatCannotKeepItsMemoryIsDestroyedWithEverythingElse) {
   expect_everything_given_back();
 }
 
+TEST(ContextState, OneContextsCreationHoldsUpNoOtherContextsCalls) {
+  // Another context's kernels loading (a JIT may take seconds) on another
+  // thread: a call in a context whose state exists returns meanwhile.
+  const DriverApi api = scripted_api();
+  start_script();
+  const ContextState& made = current_context_state(api, ModuleSource::cubin_then_ptx);
+  std::promise<void> load_started;
+  std::promise<void> release_loads;
+  script.load_started = &load_started;
+  script.loads_released = release_loads.get_future().share();
+  std::thread other([&api, id = script.context_id + 1000000] {
+    thread_context_id = id;
+    (void)current_context_state(api, ModuleSource::cubin_then_ptx);
+  });
+  load_started.get_future().wait();
+  auto lookup = std::async(std::launch::async, [&api] { return &current_context_state(api); });
+  const bool returned = lookup.wait_for(std::chrono::seconds(10)) == std::future_status::ready;
+  release_loads.set_value();
+  other.join();
+  ASSERT_TRUE(returned) << "a call in a made context waited for another context's creation";
+  EXPECT_EQ(lookup.get(), &made);
+}
+
 TEST(ContextState, AFailedCreationIsRetriedAndASuccessfulOneKept) {
   const DriverApi api = scripted_api();
   start_script();
@@ -281,6 +329,11 @@ TEST(ContextState, AFailedCreationIsRetriedAndASuccessfulOneKept) {
   EXPECT_EQ(script.live_allocations.size(), 1u);
   EXPECT_EQ(script.live_streams.size(), 1u);
   EXPECT_NE(state.take_stream, nullptr);
+  EXPECT_EQ(state.context_id, script.context_id);
+  // The records' clear ran on the state's own stream and was waited for:
+  // the first call's launches go to streams that would not wait for it.
+  EXPECT_EQ(script.cleared_on, reinterpret_cast<uintptr_t>(state.take_stream));
+  EXPECT_TRUE(script.clear_waited_for);
   // The workspace pool keeps what it hands out for reuse.
   EXPECT_EQ(script.live_pools.size(), 1u);
   EXPECT_NE(state.workspace_pool, nullptr);
