@@ -41,15 +41,15 @@ def _stream(out, stream):
 
 
 def _temporary_workspace(out, nbytes, stream):
-    """A torch uint8 buffer for one stream-ordered call on stream."""
+    """A torch uint8 buffer for one stream-ordered call on stream: allocated
+    on that stream, so that the caching allocator orders both its reuse of
+    the block before and its next hand-out after by that stream's work."""
     import torch
 
-    workspace = torch.empty(nbytes, dtype=torch.uint8, device=out.device)
-    if stream != torch_stream(out):
-        # Allocated on torch's current stream but used on another: without this
-        # the caching allocator could hand it out again before that stream is done.
-        workspace.record_stream(torch.cuda.ExternalStream(stream, device=out.device))
-    return workspace
+    if stream == torch_stream(out):
+        return torch.empty(nbytes, dtype=torch.uint8, device=out.device)
+    with torch.cuda.stream(torch.cuda.ExternalStream(stream, device=out.device)):
+        return torch.empty(nbytes, dtype=torch.uint8, device=out.device)
 
 
 def grouped_workspace_size(out, index, src, *, mode="auto", deterministic=False, warps_per_cta=0,
@@ -96,12 +96,15 @@ class Plan:
     ``out.index_add_(0, index, src)`` many times on new out and src values.
 
     out and src give the shapes, row strides and dtype every execute must
-    have, and the alignment it must keep; nothing is written to out, and the
-    index is read once, here. mode, deterministic and warps_per_cta as for
-    scatter_add_grouped; torch tensors' plans are made and executed on their
-    own device, whatever the current one is. workspace: None to have the
-    plan allocate its own, else a contiguous device buffer of at least
-    workspace_bytes, 256-byte aligned, that the plan keeps alive until close. Creation synchronises
+    have, and the alignment it must keep; nothing is written to out. A
+    grouped plan reads the index once, here; a streaming one (mode
+    "streaming", or AUTO's choice) at every execute, so the plan keeps it
+    until close: change its values and a streaming plan sees them. mode,
+    deterministic and warps_per_cta as for scatter_add_grouped; torch
+    tensors' plans are made and executed on their own device, whatever the
+    current one is. workspace: None to have the plan allocate its own, else
+    a contiguous device buffer of at least workspace_bytes, 256-byte
+    aligned, that the plan keeps alive until close. Creation synchronises
     stream (torch's current stream by default). check_index=True raises
     ScatterPtxError here for an out-of-range index and makes no plan;
     otherwise every execute records such an index (take_index_error), as
@@ -130,6 +133,7 @@ class Plan:
             ctypes.byref(handle))))
         self._handle = handle
         self._workspace = workspace  # the plan's grouping lives in it until close
+        self._index = index  # a streaming plan reads it at every execute
 
     def execute(self, out, src, *, stream=None, dtype=None):
         """out[index[i], :] += src[i, :] with the plan's index; returns out.
@@ -157,12 +161,14 @@ class Plan:
         """Frees the plan and what it allocated. A second call does nothing."""
         if self._handle is None:
             return
-        handle, self._handle = self._handle, None
         if self._executed and self._device is not None:
             import torch
 
-            torch.cuda.synchronize(self._device)  # destroy must not free a workspace in use
-        self._workspace = None
+            # Destroy must not free a workspace in use; should this raise, the
+            # plan stays open for a later close.
+            torch.cuda.synchronize(self._device)
+        handle, self._handle = self._handle, None
+        self._workspace = self._index = None
         check(library().scatterptx_plan_destroy(handle))
 
     @property

@@ -6,7 +6,9 @@ reused by torch. A failed torch allocation returns NULL: the library then
 takes the streaming paths (or raises, with grouping="no_fallback").
 """
 
+import _thread
 import ctypes
+import threading
 
 from ._binding import check, library
 
@@ -18,23 +20,35 @@ class Allocator(ctypes.Structure):
     _fields_ = [("allocate", _ALLOCATE), ("release", _RELEASE), ("user_data", ctypes.c_void_p)]
 
 
+# Nothing may escape a callback into C: ctypes would print it and hand C
+# whatever its return register held. Any failure is a NULL workspace; a
+# Ctrl-C that lands here is raised again in the main thread.
 def _allocate(nbytes, stream, _user_data):
-    import torch
-
     try:
+        import torch
+
         return torch.cuda.caching_allocator_alloc(nbytes, stream=stream or 0)
-    except (RuntimeError, torch.cuda.OutOfMemoryError):
+    except KeyboardInterrupt:
+        _thread.interrupt_main()
+        return None
+    except BaseException:  # noqa: BLE001 - see above
         return None
 
 
 def _release(pointer, _nbytes, _stream, _user_data):
-    import torch
+    try:
+        import torch
 
-    torch.cuda.caching_allocator_delete(pointer)
+        torch.cuda.caching_allocator_delete(pointer)
+    except KeyboardInterrupt:
+        _thread.interrupt_main()
+    except BaseException:  # noqa: BLE001 - see above; the block stays with torch
+        pass
 
 
 # Kept alive here: the library holds only the function pointers.
 _registration = None
+_registration_lock = threading.Lock()
 
 
 def use_torch_allocator():
@@ -42,6 +56,9 @@ def use_torch_allocator():
     global _registration
     if _registration is not None:
         return
-    registration = Allocator(_ALLOCATE(_allocate), _RELEASE(_release), None)
-    check(library().scatterptx_set_allocator(ctypes.byref(registration)))
-    _registration = registration
+    with _registration_lock:  # one registration: the library keeps the callbacks this module keeps
+        if _registration is not None:
+            return
+        registration = Allocator(_ALLOCATE(_allocate), _RELEASE(_release), None)
+        check(library().scatterptx_set_allocator(ctypes.byref(registration)))
+        _registration = registration

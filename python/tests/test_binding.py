@@ -234,6 +234,84 @@ class TorchDevice(unittest.TestCase):
         self.assertEqual(self.switches, [("to", 1), ("bind", 1), ("back", 0)])
 
 
+@unittest.skipUnless(importlib.util.find_spec("torch"), "torch is not installed")
+class TorchAllocatorCallbacks(unittest.TestCase):
+    """The callbacks the library calls for a workspace: nothing may escape
+    them into C (ctypes would hand C a leftover return value), and one
+    registration is made however many threads ask at once."""
+
+    def test_any_failure_is_a_null_workspace_and_ctrl_c_is_raised_again(self):
+        import torch
+
+        from scatterptx import _torch_allocator
+
+        for error in (ValueError("any"), torch.cuda.OutOfMemoryError("out of memory"), ImportError("at exit")):
+            with self.subTest(error=type(error).__name__), \
+                    mock.patch.object(torch.cuda, "caching_allocator_alloc", side_effect=error):
+                self.assertIsNone(_torch_allocator._allocate(256, 0, None))
+        with mock.patch.object(torch.cuda, "caching_allocator_alloc", side_effect=KeyboardInterrupt), \
+                mock.patch.object(_torch_allocator._thread, "interrupt_main") as interrupt:
+            self.assertIsNone(_torch_allocator._allocate(256, 0, None))
+        interrupt.assert_called_once_with()
+        with mock.patch.object(torch.cuda, "caching_allocator_delete", side_effect=RuntimeError("freed twice")):
+            self.assertIsNone(_torch_allocator._release(0x1000, 256, 0, None))
+
+    def test_threads_registering_at_once_make_one_registration(self):
+        import threading
+        import time
+
+        from scatterptx import _torch_allocator
+
+        registered = []
+
+        class Library:
+            def scatterptx_set_allocator(self, allocator):
+                registered.append(allocator)
+                time.sleep(0.05)  # the GIL is let go, as in the ctypes call
+                return 0
+
+        with mock.patch.object(_torch_allocator, "_registration", None), \
+                mock.patch.object(_torch_allocator, "library", new=Library):
+            threads = [threading.Thread(target=_torch_allocator.use_torch_allocator) for _ in range(4)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            self.assertEqual(len(registered), 1)
+            self.assertIsNotNone(_torch_allocator._registration)
+
+
+@unittest.skipUnless(importlib.util.find_spec("torch"), "torch is not installed")
+class PlanClose(unittest.TestCase):
+    def test_a_failed_wait_leaves_the_plan_open_for_a_later_close(self):
+        import torch
+
+        from scatterptx import _grouped
+
+        destroyed = []
+
+        class Library:
+            def scatterptx_plan_destroy(self, handle):
+                destroyed.append(handle)
+                return 0
+
+        plan = _grouped.Plan.__new__(_grouped.Plan)
+        plan._handle, plan._executed, plan._device = "handle", True, "cuda:0"
+        plan._workspace = plan._index = object()
+        with mock.patch.object(_grouped, "library", new=Library):
+            with mock.patch.object(torch.cuda, "synchronize", side_effect=RuntimeError("sticky error")):
+                with self.assertRaises(RuntimeError):
+                    plan.close()
+            self.assertFalse(plan.closed)
+            self.assertEqual(destroyed, [])
+            with mock.patch.object(torch.cuda, "synchronize"):
+                plan.close()
+            self.assertTrue(plan.closed)
+            self.assertEqual(destroyed, ["handle"])
+            plan.close()
+            self.assertEqual(destroyed, ["handle"])
+
+
 class GroupedHostOnly(unittest.TestCase):
     """Argument handling of the grouped API that needs no driver."""
 
