@@ -13,14 +13,19 @@ namespace {
 constexpr uint64_t kNoPosition = UINT64_MAX;  // the slot's cleared value (all bytes 0xFF)
 }
 
-void launch_checked(const DriverApi& api, ContextState& state, const Problem& p,
-                    const std::function<void(CUdeviceptr slot)>& enqueue, CUstream stream) {
+void refuse_checked_in_capture(const DriverApi& api, const Problem& p, CUstream stream) {
+  if (p.index_check != SCATTERPTX_INDEX_CHECKED) return;
   CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
   check_driver(api, "cuStreamIsCapturing", api.cuStreamIsCapturing(stream, &capture));
   if (capture != CU_STREAM_CAPTURE_STATUS_NONE) {
     invalid_argument("index_check = SCATTERPTX_INDEX_CHECKED waits for the result and cannot run in a stream "
                      "that is being captured; use SCATTERPTX_INDEX_RECORD");
   }
+}
+
+void launch_checked(const DriverApi& api, ContextState& state, const Problem& p,
+                    const std::function<void(CUdeviceptr slot)>& enqueue, CUstream stream) {
+  refuse_checked_in_capture(api, p, stream);
   std::lock_guard<std::mutex> lock(state.checked_mode_mutex);
   const CUdeviceptr slot = state.index_error_slot(kCheckedModeSlot);
   check_driver(api, "cuMemsetD8Async", api.cuMemsetD8Async(slot, 0xFF, 8, stream));

@@ -16,6 +16,11 @@
 
 namespace scatterptx::detail {
 
+// Throws INVALID_ARGUMENT for a CHECKED problem on a stream being captured
+// (it would wait for the result): called before anything is enqueued or
+// allocated for the call.
+void refuse_checked_in_capture(const DriverApi& api, const Problem& problem, CUstream stream);
+
 // Runs enqueue(slot) in CHECKED mode: the launches it enqueues on stream
 // record bad indices in a cleared slot of their own; synchronises stream,
 // then throws INDEX_OUT_OF_RANGE naming the first offending position and its

@@ -43,6 +43,7 @@ scatterptx_status scatterptx_scatter_add(const scatterptx_scatter_add_args* args
     ContextState& state = current_context_state(api);
     require_stream_in_context(api, state, stream);
     require_pointers_on_device(api, state, problem);
+    refuse_checked_in_capture(api, problem, stream);  // before a workspace is taken
     const GroupPlan choice = plan_default_call(problem, state.limits);
     if (choice.grouped()) {
       // Whether a workspace can be had is settled before anything is enqueued.

@@ -23,15 +23,17 @@ using scatterptx::detail::Failure;
 using scatterptx::detail::kCheckedModeSlot;
 using scatterptx::detail::launch_checked;
 using scatterptx::detail::Problem;
+using scatterptx::detail::refuse_checked_in_capture;
 
 constexpr CUdeviceptr kRecords = 0x7000;
 CUstream const kStream = reinterpret_cast<CUstream>(uintptr_t{0x5700});
 
 std::vector<std::string> calls;  // what the scripted driver and launches saw, in order
+CUstreamCaptureStatus capture_status = CU_STREAM_CAPTURE_STATUS_NONE;
 
 CUresult is_capturing(CUstream stream, CUstreamCaptureStatus* status) {
   calls.push_back(stream == kStream ? "cuStreamIsCapturing" : "cuStreamIsCapturing on another stream");
-  *status = CU_STREAM_CAPTURE_STATUS_NONE;
+  *status = capture_status;
   return CUDA_SUCCESS;
 }
 CUresult memset_async(CUdeviceptr address, unsigned char, size_t, CUstream) {
@@ -61,7 +63,9 @@ class IndexCheckTest : public ::testing::Test {
  protected:
   void SetUp() override {
     calls.clear();
+    capture_status = CU_STREAM_CAPTURE_STATUS_NONE;
     state_.index_error_records = kRecords;
+    problem_.index_check = SCATTERPTX_INDEX_CHECKED;
   }
   const DriverApi api_ = scripted_api();
   ContextState state_;
@@ -94,6 +98,22 @@ TEST_F(IndexCheckTest, ARefusedLaunchAfterOthersWaitsForThemBeforeTheSlotIsFreed
   // The slot is free for the next CHECKED call.
   std::unique_lock<std::mutex> next(state_.checked_mode_mutex, std::try_to_lock);
   EXPECT_TRUE(next.owns_lock());
+}
+
+TEST_F(IndexCheckTest, ACheckedCallInACaptureIsRefusedBeforeAnythingIsEnqueued) {
+  capture_status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  try {
+    launch_checked(api_, state_, problem_, [](CUdeviceptr) { calls.push_back("launch"); }, kStream);
+    FAIL() << "a CHECKED call cannot wait for its result inside a capture";
+  } catch (const Failure& failure) {
+    EXPECT_EQ(failure.status(), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(failure.what()).find("being captured"), std::string::npos) << failure.what();
+  }
+  EXPECT_EQ(calls, std::vector<std::string>{"cuStreamIsCapturing"});
+  // The default call asks first, before it takes a workspace; RECORD is never refused.
+  EXPECT_THROW(refuse_checked_in_capture(api_, problem_, kStream), Failure);
+  problem_.index_check = SCATTERPTX_INDEX_RECORD;
+  EXPECT_NO_THROW(refuse_checked_in_capture(api_, problem_, kStream));
 }
 
 }  // namespace
