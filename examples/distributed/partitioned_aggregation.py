@@ -9,8 +9,8 @@ requested node ids, then their rows); the rank gathers its messages and adds
 them with scatterptx.torch.index_add_ on its own device. Rank 0 then gathers
 the partitions and compares them with the same aggregation run on one device
 and with a float64 reference; the run fails (exit status 1) if they differ
-beyond f32 rounding. A rank without a GPU of its own says so and exits 77
-(nothing run).
+beyond f32 rounding. With fewer GPUs than ranks every rank says so and
+exits 77, nothing run (torchrun reports that as failed workers).
 
     torchrun --nproc-per-node 2 examples/distributed/partitioned_aggregation.py [--out DIR]
     torchrun --nproc-per-node 2 examples/distributed/partitioned_aggregation.py --device cpu \\
@@ -162,10 +162,12 @@ def relative(got, reference):
 
 def main():
     args = parse_args()
-    local_rank = int(os.environ.get("LOCAL_RANK", os.environ.get("RANK", 0)))
-    if args.device == "cuda" and local_rank >= torch.cuda.device_count():
-        print(f"partitioned_aggregation: nothing run, rank {local_rank} has no CUDA GPU of its own here "
-              f"({torch.cuda.device_count()} visible); one GPU per rank, or --device cpu (gloo)", flush=True)
+    ranks_here = int(os.environ.get("LOCAL_WORLD_SIZE", os.environ.get("WORLD_SIZE", 1)))
+    if args.device == "cuda" and ranks_here > torch.cuda.device_count():
+        # Every rank says so and stops before the process group would wait
+        # for the others (torchrun reports the 77 as a failed worker).
+        print(f"partitioned_aggregation: nothing run, {ranks_here} ranks on this machine but "
+              f"{torch.cuda.device_count()} CUDA GPUs; one GPU per rank, or --device cpu (gloo)", flush=True)
         return 77
     backend = "nccl" if args.device == "cuda" else "gloo"
     dist.init_process_group(backend)

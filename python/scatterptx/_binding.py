@@ -3,6 +3,7 @@
 import ctypes
 import importlib.resources
 import os
+import sys
 
 SUCCESS = 0
 STATUS_NAMES = {
@@ -157,8 +158,13 @@ def check(status):
 
 
 def prepare():
-    """Loads the kernels in the current CUDA context (needed before graph capture)."""
+    """Loads the kernels in the current CUDA context (needed before graph
+    capture). With scatterptx.torch in use, its operators then run the
+    library on the current device inside a capture too."""
     check(library().scatterptx_prepare())
+    torch_call = sys.modules.get("scatterptx._torch_call")
+    if torch_call is not None:
+        torch_call.note_prepared(torch_call.torch.cuda.current_device())
 
 
 def take_index_error():

@@ -142,6 +142,11 @@ _CAPTURED_FIRST_CALL = ("a first call on the device inside a CUDA graph capture 
                         "allocates then; run one call, or scatterptx.prepare(), before capturing)")
 
 
+def note_prepared(device_index):
+    """scatterptx.prepare() made the library ready on the device."""
+    _prepared_devices.add(device_index)
+
+
 def _first_call_reason(device_index):
     """None once the library is ready in the device's context, preparing it
     on the first call; a reason while that first call would fall inside a
@@ -328,20 +333,26 @@ def check_written_alone(out, *inputs):
         return
     if any(stride == 0 and size > 1 for size, stride in zip(out.shape, out.stride())):
         raise RuntimeError(_INTERNAL_OVERLAP)
+    storage = out.untyped_storage().data_ptr()
+    sharing = [t for t in inputs if t is not None and _has_memory(t) and t.untyped_storage().data_ptr() == storage]
+    if not sharing:  # the usual case, told apart cheaply
+        return
     written = _dense_bytes(out)
     if written is None:
         return
-    for t in inputs:
-        if t is not None and t.device == out.device:
-            read = _dense_bytes(t)
-            if read is not None and read[0] < written[1] and written[0] < read[1]:
-                raise RuntimeError(_OVERLAP)
+    for t in sharing:
+        read = _dense_bytes(t)
+        if read is not None and read[0] < written[1] and written[0] < read[1]:
+            raise RuntimeError(_OVERLAP)
 
 
 def _run_library(out, index, source, reduce="sum", include_self=True, weights=None):
     """_launch for any layout of tensors _reduce_fallback_reason takes: out
     with a non-unit column stride in a contiguous copy, copied back."""
-    check_written_alone(out, index, source, weights)
+    if not (_runs_as_is(out) and _runs_as_is(source)):
+        # A copy would hide memory shared with out, which the library itself
+        # refuses in the operands it reads as they are.
+        check_written_alone(out, index, source, weights)
     if source.shape[0] == 0 or source.shape[1] == 0:
         return
     device_index = out.get_device()

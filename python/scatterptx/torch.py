@@ -404,18 +404,21 @@ _INFERENCE_TENSOR = ("Inplace update to inference tensor outside InferenceMode i
                      "more details.")
 
 
-def _check_in_place(out, *inputs):
-    """What torch's in-place operators refuse before they write (an inference
-    tensor outside inference mode, where this kernel runs; memory shared
-    with an input), checked here since the paths below copy or clone."""
+def _check_in_place(out, *inputs, differentiating):
+    """What torch's in-place operators refuse before they write: an inference
+    tensor outside inference mode (where this kernel runs); and, where the
+    functional operator and copy_ stand in (differentiating), memory shared
+    with an input, which that path would hide."""
     if out.is_inference():
         raise RuntimeError(_INFERENCE_TENSOR)
-    check_written_alone(out, *inputs)
+    if differentiating:
+        check_written_alone(out, *inputs)
 
 
 def _index_add__autograd(keyset, out, index, source):
-    _check_in_place(out, index, source)
-    if _differentiating(out, source):
+    differentiating = _differentiating(out, source)
+    _check_in_place(out, index, source, differentiating=differentiating)
+    if differentiating:
         # Through the functional operator and copy_, whose autograd rebases
         # out's history (and refuses a leaf that requires grad), as torch's
         # in-place operators do.
@@ -475,8 +478,9 @@ def _weighted_index_add_autograd(keyset, out, index, source, weights):
 
 
 def _weighted_index_add__autograd(keyset, out, index, source, weights):
-    _check_in_place(out, index, source, weights)
-    if _differentiating(out, source, weights):
+    differentiating = _differentiating(out, source, weights)
+    _check_in_place(out, index, source, weights, differentiating=differentiating)
+    if differentiating:
         out.copy_(_weighted_index_add_op(out, index, source, weights))  # as _index_add__autograd
         return None
     with torch._C._AutoDispatchBelowADInplaceOrView():
@@ -527,8 +531,9 @@ def _scatter_reduce_autograd(keyset, out, index, src, reduce, *, include_self=Tr
 
 
 def _scatter_reduce__autograd(keyset, out, index, src, reduce, *, include_self=True):
-    _check_in_place(out, index, src)
-    if _differentiating(out, src):
+    differentiating = _differentiating(out, src)
+    _check_in_place(out, index, src, differentiating=differentiating)
+    if differentiating:
         # amax and amin save out for their backward: a copy, as out is overwritten.
         before = out.clone() if reduce in ("amax", "amin") else out
         out.copy_(_scatter_reduce_op(before, index, src, reduce, include_self=include_self))
@@ -574,12 +579,18 @@ def index_add(out, index, src):
 
 def index_add_(out, index, src):
     """out[index[i], :] += src[i, :] in place, as out.index_add_(0, index, src); returns out."""
-    if _straight_to_cuda_kernel(out, index, src) and not out.is_inference():
+    if _straight_to_cuda_kernel(out, index, src) and _writable_here(out):
         _index_add_cuda(out, index, src)
         torch._C._increment_version((out,))  # as the dispatcher's path does, after a kernel that did not raise
         return out
     _index_add__op(out, index, src)
     return out
+
+
+def _writable_here(out):
+    """Whether out may be written in place here without the dispatcher's
+    check: any tensor but an inference one outside inference mode."""
+    return not out.is_inference() or torch.is_inference_mode_enabled()
 
 
 def _straight_with_weights(out, index, src, weights):
@@ -598,7 +609,7 @@ def weighted_index_add(out, index, src, weights):
 
 def weighted_index_add_(out, index, src, weights):
     """out[index[i], :] += weights[i] * src[i, :] in place; returns out."""
-    if _straight_with_weights(out, index, src, weights) and not out.is_inference():
+    if _straight_with_weights(out, index, src, weights) and _writable_here(out):
         _weighted_index_add_cuda(out, index, src, weights)
         torch._C._increment_version((out,))
         return out
@@ -621,7 +632,7 @@ def scatter_reduce(out, index, src, reduce, *, include_self=True):
 def scatter_reduce_(out, index, src, reduce, *, include_self=True):
     """out.scatter_reduce_(0, index.view(-1, 1).expand_as(src), src, reduce,
     include_self=include_self) in place; returns out. See scatter_reduce."""
-    if _straight_to_cuda_kernel(out, index, src) and not out.is_inference():
+    if _straight_to_cuda_kernel(out, index, src) and _writable_here(out):
         _scatter_reduce_cuda(out, index, src, reduce, include_self=include_self)
         torch._C._increment_version((out,))
         return out

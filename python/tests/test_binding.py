@@ -207,17 +207,11 @@ class TorchDevice(unittest.TestCase):
         torch = self.torch
         return torch.zeros(10, 4), torch.zeros(5, dtype=torch.int64), torch.ones(5, 4)
 
-    def test_the_tensors_device_is_current_for_the_call_and_restored_after_an_error(self):
-        out, index, src = self.arrays()
-        with self.assertRaises(scatterptx.ScatterPtxError):  # no driver here
-            scatterptx.scatter_add_(out, index, src, stream=0)
-        self.assertEqual(self.switches[0], ("to", 1))
-        self.assertEqual(self.switches[-1], ("back", 0))
-
-    def test_a_thread_without_a_context_gets_the_devices_context_and_the_call_runs_again(self):
+    def scripted_library(self, statuses):
+        """The library, its scatter_add answering statuses in turn: the CPU
+        tensors standing in for CUDA ones never reach a driver."""
         from scatterptx import _dispatch
 
-        statuses = [3, 0]  # SCATTERPTX_ERROR_NO_CONTEXT, then SUCCESS
         real = scatterptx.library()
 
         class Library:
@@ -227,8 +221,18 @@ class TorchDevice(unittest.TestCase):
             def scatterptx_scatter_add(self, args, stream):
                 return statuses.pop(0)
 
+        return mock.patch.object(_dispatch, "library", new=Library)
+
+    def test_the_tensors_device_is_current_for_the_call_and_restored_after_an_error(self):
         out, index, src = self.arrays()
-        with mock.patch.object(_dispatch, "library", new=Library):
+        with self.scripted_library([1]), self.assertRaises(scatterptx.ScatterPtxError):  # INVALID_ARGUMENT
+            scatterptx.scatter_add_(out, index, src, stream=0)
+        self.assertEqual(self.switches, [("to", 1), ("back", 0)])
+
+    def test_a_thread_without_a_context_gets_the_devices_context_and_the_call_runs_again(self):
+        statuses = [3, 0]  # SCATTERPTX_ERROR_NO_CONTEXT, then SUCCESS
+        out, index, src = self.arrays()
+        with self.scripted_library(statuses):
             self.assertIs(scatterptx.scatter_add_(out, index, src, stream=0), out)
         self.assertEqual(statuses, [])
         self.assertEqual(self.switches, [("to", 1), ("bind", 1), ("back", 0)])

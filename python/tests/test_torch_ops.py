@@ -138,6 +138,25 @@ class CpuFallback(unittest.TestCase):
             with mock.patch.object(torch.cuda, "is_current_stream_capturing", return_value=True):
                 self.assertIsNone(_torch_call._first_call_reason(device))  # prepared: captures run the library
 
+    def test_prepare_makes_the_current_device_ready_for_captures(self):
+        # scatterptx.prepare() before a capture, as its docstring says: the
+        # operators then run the library inside the capture, not torch's op.
+        from scatterptx import _binding, _torch_call
+
+        class Library:
+            def scatterptx_prepare(self):
+                return 0
+
+        with mock.patch.object(_torch_call, "_prepared_devices", set()), \
+                mock.patch.object(_binding, "library", new=Library), \
+                mock.patch.object(torch.cuda, "current_device", return_value=5), \
+                mock.patch.object(torch._C, "_cuda_exchangeDevice", create=True, new=lambda d: 0), \
+                mock.patch.object(torch._C, "_cuda_maybeExchangeDevice", create=True, new=lambda d: d), \
+                mock.patch.object(torch.cuda, "is_current_stream_capturing", return_value=True):
+            scatterptx.prepare()
+            self.assertIsNone(_torch_call._first_call_reason(5))
+            self.assertIn("inside a CUDA graph capture", _torch_call._first_call_reason(4) or "")
+
     def test_non_contiguous_layouts_match_torch(self):
         out, index, src = case(rows=6, out_rows=6, cols=6)
         for o, s in ((out.t(), src), (out, src.t()), (out[:, ::2], src[:, 1::2]), (out[1:4], src)):
