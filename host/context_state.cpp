@@ -120,6 +120,13 @@ std::unique_ptr<ContextState> create_state(const DriverApi& api, CUcontext conte
                                           static_cast<int>(state->limits.max_shared_per_block -
                                                            kKernelVariants[i].static_smem)));
     }
+    if (family == KernelFamily::group_segment_sum || family == KernelFamily::group_combine) {
+      // A caller may ask for up to 32 summing warps; some variants' registers allow fewer.
+      int threads = 0;
+      check_driver(api, "cuFuncGetAttribute",
+                   api.cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, state->functions[i]));
+      state->limits.max_threads_per_cta[i] = static_cast<uint16_t>(std::clamp(threads, 0, 1024));
+    }
     if (family == KernelFamily::row_red) {
       // The red grid is whole waves of what an SM holds (plan_red.cpp).
       int ctas = 0;

@@ -220,6 +220,17 @@ GroupPlan make_group_plan(const Problem& p, const GroupOptions& o, const DeviceL
   // Weighted partial sums are sums: the plain combine adds them.
   plan.combine_variant = find_variant(KernelFamily::group_combine, p.dtype, SCATTERPTX_INDEX_INT32, slice, p.reduce);
   plan.weights_in_sort = p.weighted && !o.weights_read_at_execute && (p.weight_bytes() == 2 || p.weight_bytes() == 4);
+  if (device != nullptr) {
+    // Refused here, before anything is enqueued, not by the launch of the sums.
+    for (const std::size_t variant : {plan.segment_sum_variant, plan.combine_variant}) {
+      const uint32_t most = device->max_threads_per_cta[variant];
+      if (most != 0 && plan.summing_warps * 32 > most) {
+        invalid_argument("options->warps_per_cta = " + std::to_string(plan.summing_warps) + ": the " +
+                         kKernelVariants[variant].name + " kernel's registers allow at most " +
+                         std::to_string(most / 32) + " warps per CTA on this device");
+      }
+    }
+  }
   plan.workspace = layout_workspace(plan, m);
   return plan;
 }

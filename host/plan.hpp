@@ -26,6 +26,10 @@ struct DeviceLimits {
   // reports for its registers and threads; 0 where not asked (only the red
   // variants are) or where the driver said 0: the thread limit then applies.
   uint8_t resident_ctas_per_sm[kKernelVariantCount] = {};
+  // The most threads a CTA of each grouped summing variant may have, as its
+  // registers allow (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK); 0 where not
+  // asked: no limit below 1024 is then known.
+  uint16_t max_threads_per_cta[kKernelVariantCount] = {};
 };
 
 // Tensor-map coordinates are s32: one TMA launch covers fewer than 2^31 rows

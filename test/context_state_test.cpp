@@ -116,6 +116,12 @@ CUresult module_get_function(CUfunction* function, CUmodule module, const char*)
   return CUDA_SUCCESS;
 }
 CUresult func_set_attribute(CUfunction, CUfunction_attribute, int) { return CUDA_SUCCESS; }
+// Every summing variant: 28 warps, as 66 registers a thread allow.
+CUresult func_get_attribute(int* value, CUfunction_attribute attribute, CUfunction) {
+  if (attribute != CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK) return CUDA_ERROR_INVALID_VALUE;
+  *value = 896;
+  return CUDA_SUCCESS;
+}
 // Every variant asked: 3 CTAs of 256 threads per SM, as 80 registers allow.
 CUresult occupancy(int* ctas, CUfunction, int threads, size_t dynamic_smem) {
   ++script.occupancy_queries;
@@ -184,6 +190,7 @@ DriverApi scripted_api() {
   api.cuModuleUnload = module_unload;
   api.cuModuleGetFunction = module_get_function;
   api.cuFuncSetAttribute = func_set_attribute;
+  api.cuFuncGetAttribute = func_get_attribute;
   api.cuOccupancyMaxActiveBlocksPerMultiprocessor = occupancy;
   api.cuMemAlloc = mem_alloc;
   api.cuMemFree = mem_free;
@@ -348,6 +355,12 @@ TEST(ContextState, AFailedCreationIsRetriedAndASuccessfulOneKept) {
     EXPECT_EQ(state.limits.resident_ctas_per_sm[i], red ? 3 : 0) << kKernelVariants[i].name;
   }
   EXPECT_GT(red_variants, 0);
+  // The summing variants' threads per CTA come from the driver too.
+  for (std::size_t i = 0; i < kKernelVariantCount; ++i) {
+    const KernelFamily family = kKernelVariants[i].family;
+    const bool summing = family == KernelFamily::group_segment_sum || family == KernelFamily::group_combine;
+    EXPECT_EQ(state.limits.max_threads_per_cta[i], summing ? 896 : 0) << kKernelVariants[i].name;
+  }
   EXPECT_EQ(script.occupancy_queries, red_variants);
   // Kept: the next call in the same context loads nothing more.
   const int loads = script.module_loads;

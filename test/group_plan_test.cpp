@@ -220,6 +220,30 @@ TEST(GroupPlan, WarpsPerCtaChangesOnlyTheGrid) {
   EXPECT_EQ(a.workspace.bytes, b.workspace.bytes);
 }
 
+TEST(GroupPlan, WarpsTheSummingKernelsRegistersDoNotAllowAreRefusedOnTheDevice) {
+  // A summing variant of 66 registers a thread fits 28 warps a CTA, not the
+  // 32 the options allow: the device's plan refuses more, before a launch.
+  const Problem p = contiguous(SCATTERPTX_F64, 100000, 1000, 4);
+  GroupOptions o = mode(SCATTERPTX_MODE_SEGMENTED);
+  o.warps_per_cta = 29;
+  const GroupPlan sized = make_group_plan(p, o);  // without the device no such limit is known
+  for (const std::size_t variant : {sized.segment_sum_variant, sized.combine_variant}) {
+    SCOPED_TRACE(kKernelVariants[variant].name);
+    DeviceLimits device{};
+    device.max_threads_per_cta[variant] = 896;
+    try {
+      (void)make_group_plan(p, o, &device);
+      ADD_FAILURE() << "29 warps planned where 28 fit";
+    } catch (const Failure& failure) {
+      EXPECT_EQ(failure.status(), SCATTERPTX_ERROR_INVALID_ARGUMENT);
+      EXPECT_NE(std::string(failure.what()).find("at most 28 warps"), std::string::npos) << failure.what();
+    }
+    GroupOptions fitting = o;
+    fitting.warps_per_cta = 28;
+    EXPECT_EQ(make_group_plan(p, fitting, &device).summing_warps, 28u);
+  }
+}
+
 scatterptx_status options_status(const scatterptx_group_options& options, const Problem& p) {
   try {
     validate_group_options(&options, p);

@@ -257,7 +257,9 @@ typedef struct scatterptx_group_options {
    * library version. Selects SEGMENTED (with AUTO); STREAMING is refused. */
   int deterministic;
   /* Warps per CTA of the summing kernels, 1..32; 0 keeps the planner's. It
-   * changes the grid, not the result. */
+   * changes the grid, not the result. Where a summing kernel's registers
+   * allow fewer on the device (28 for some mean variants on sm_90), the
+   * call or plan_create refuses it (INVALID_ARGUMENT) before launching. */
   uint32_t warps_per_cta;
 } scatterptx_group_options;
 
