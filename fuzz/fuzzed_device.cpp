@@ -18,10 +18,16 @@ detail::DeviceLimits read_device(ByteReader& in) {
   d.max_threads_per_sm = in.pick(kThreads);
   d.max_ctas_per_sm = 16 + in.u8() % 17;
   d.l2_bytes = (uint64_t{1} << 20) * (1 + in.u8());
-  // The driver's resident CTAs of the red variants (0: not reported).
+  // The driver's resident CTAs of the red variants (0: not reported), and,
+  // from the same byte, the summing variants' threads per CTA (0: not asked).
   const uint8_t resident = in.u8() % 9;
+  static constexpr uint16_t kSummingThreads[] = {0, 1024, 896, 640, 1024, 512, 896, 1024, 256};
   for (std::size_t i = 0; i < detail::kKernelVariantCount; ++i) {
-    if (detail::kKernelVariants[i].family == detail::KernelFamily::row_red) d.resident_ctas_per_sm[i] = resident;
+    const detail::KernelFamily family = detail::kKernelVariants[i].family;
+    if (family == detail::KernelFamily::row_red) d.resident_ctas_per_sm[i] = resident;
+    if (family == detail::KernelFamily::group_segment_sum || family == detail::KernelFamily::group_combine) {
+      d.max_threads_per_cta[i] = kSummingThreads[resident];
+    }
   }
   return d;
 }
