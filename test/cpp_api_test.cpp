@@ -77,6 +77,39 @@ TEST(CppApi, MakeArgsFillsEveryField) {
   EXPECT_EQ(args.index_check, SCATTERPTX_INDEX_CHECKED);
   EXPECT_EQ(args.path, SCATTERPTX_PATH_AUTO);
   EXPECT_EQ(args.schedule, nullptr);
+  // The rest is args_init's: the default call, a plain sum.
+  EXPECT_EQ(args.grouping, SCATTERPTX_GROUPING_AUTO);
+  EXPECT_EQ(args.weights, nullptr);
+  EXPECT_EQ(args.weights_dtype, SCATTERPTX_F32);
+  EXPECT_EQ(args.reduce, SCATTERPTX_REDUCE_SUM);
+  EXPECT_EQ(args.include_self, 1);
+}
+
+TEST(CppApi, WithReduceAndWithWeightsSetOnlyTheirFields) {
+  const scatterptx_scatter_add_args base =
+      scatterptx::make_args(fake_out(), fake_src(), SCATTERPTX_BF16, fake_index(), SCATTERPTX_INDEX_INT64);
+  const scatterptx_scatter_add_args amax = scatterptx::with_reduce(base, SCATTERPTX_REDUCE_AMAX, false);
+  EXPECT_EQ(amax.reduce, SCATTERPTX_REDUCE_AMAX);
+  EXPECT_EQ(amax.include_self, 0);
+  EXPECT_EQ(scatterptx::with_reduce(base, SCATTERPTX_REDUCE_MEAN).include_self, 1);
+  const void* const weights = fake_pointer(5 * kTiB);
+  const scatterptx_scatter_add_args weighted = scatterptx::with_weights(base, weights, SCATTERPTX_BF16);
+  EXPECT_EQ(weighted.weights, weights);
+  EXPECT_EQ(weighted.weights_dtype, SCATTERPTX_BF16);
+  EXPECT_EQ(scatterptx::with_weights(base, weights).weights_dtype, SCATTERPTX_F32);
+  // Every other field as make_args left it (field by field: padding is not copied).
+  for (const scatterptx_scatter_add_args* changed : {&amax, &weighted}) {
+    EXPECT_TRUE(changed->out == base.out && changed->out_rows == base.out_rows &&
+                changed->out_row_stride == base.out_row_stride && changed->src == base.src &&
+                changed->src_rows == base.src_rows && changed->src_row_stride == base.src_row_stride &&
+                changed->cols == base.cols && changed->dtype == base.dtype && changed->index == base.index &&
+                changed->index_type == base.index_type && changed->index_check == base.index_check &&
+                changed->path == base.path && changed->schedule == base.schedule &&
+                changed->grouping == base.grouping);
+  }
+  EXPECT_EQ(amax.weights, base.weights);
+  EXPECT_EQ(weighted.reduce, base.reduce);
+  EXPECT_EQ(weighted.include_self, base.include_self);
 }
 
 TEST(CppApi, ColumnMismatchThrowsBeforeTheLibraryIsCalled) {
