@@ -157,22 +157,26 @@ def torch_stream(tensor):
 _NO_CONTEXT = 3  # SCATTERPTX_ERROR_NO_CONTEXT
 
 
-def on_tensor_device(array, call):
-    """call()'s status, run with a torch tensor's device current, as torch's
-    own ops run on their tensors' device (the library runs in the thread's
-    current context), its primary context bound first if this thread has
-    none yet; other arrays run as they are, in the current context."""
-    if not is_torch_tensor(array):
-        return call()
+def on_device(device_index, call):
+    """call()'s result, run with torch's device device_index current (the
+    library runs in the thread's current context), and run again once that
+    device's primary context is bound if it answered NO_CONTEXT (a thread
+    that has made no CUDA runtime call yet has none)."""
     import torch
 
-    device = array.get_device()
-    previous = torch._C._cuda_exchangeDevice(device)
+    previous = torch._C._cuda_exchangeDevice(device_index)
     try:
-        status = call()
-        if status == _NO_CONTEXT:
-            torch.cuda.mem_get_info(device)  # any runtime call binds the device's primary context
-            status = call()
-        return status
+        result = call()
+        if result == _NO_CONTEXT:
+            torch.cuda.mem_get_info(device_index)  # any runtime call binds the device's primary context
+            result = call()
+        return result
     finally:
         torch._C._cuda_maybeExchangeDevice(previous)
+
+
+def on_tensor_device(array, call):
+    """call()'s status on a torch tensor's device (on_device), as torch's own
+    ops run on their tensors' device; other arrays run as they are, in the
+    current context."""
+    return on_device(array.get_device(), call) if is_torch_tensor(array) else call()

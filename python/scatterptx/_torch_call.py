@@ -11,6 +11,7 @@ import warnings
 import torch
 
 from . import _binding
+from ._arrays import on_device
 from ._torch_allocator import use_torch_allocator
 
 _SUPPORTED_DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.float64: "f64"}
@@ -154,17 +155,11 @@ def _first_call_reason(device_index):
     (torch's own op captures instead)."""
     if device_index in _prepared_devices:
         return None
-    previous = torch._C._cuda_exchangeDevice(device_index)
-    try:
-        if torch.cuda.is_current_stream_capturing():
-            return _CAPTURED_FIRST_CALL
-        status = _binding.library().scatterptx_prepare()
-        if status == 3:  # SCATTERPTX_ERROR_NO_CONTEXT
-            _make_context_current(device_index)
-            status = _binding.library().scatterptx_prepare()
-        _binding.check(status)
-    finally:
-        torch._C._cuda_maybeExchangeDevice(previous)
+    outcome = on_device(device_index, lambda: _CAPTURED_FIRST_CALL if torch.cuda.is_current_stream_capturing()
+                        else _binding.library().scatterptx_prepare())
+    if outcome == _CAPTURED_FIRST_CALL:
+        return outcome
+    _binding.check(outcome)
     _prepared_devices.add(device_index)
     return None
 
@@ -349,7 +344,8 @@ def check_written_alone(out, *inputs):
 def _run_library(out, index, source, reduce="sum", include_self=True, weights=None):
     """_launch for any layout of tensors _reduce_fallback_reason takes: out
     with a non-unit column stride in a contiguous copy, copied back."""
-    if not (_runs_as_is(out) and _runs_as_is(source)):
+    out_as_is, source_as_is = _runs_as_is(out), _runs_as_is(source)
+    if not (out_as_is and source_as_is):
         # A copy would hide memory shared with out, which the library itself
         # refuses in the operands it reads as they are.
         check_written_alone(out, index, source, weights)
@@ -358,11 +354,11 @@ def _run_library(out, index, source, reduce="sum", include_self=True, weights=No
     device_index = out.get_device()
     if not index.is_contiguous():
         index = index.contiguous()
-    if not _runs_as_is(source):
+    if not source_as_is:
         source = source.contiguous()
     if weights is not None and not weights.is_contiguous():
         weights = weights.contiguous()
-    target = out if _runs_as_is(out) else out.contiguous()
+    target = out if out_as_is else out.contiguous()
     previous = torch._C._cuda_exchangeDevice(device_index)  # the library runs in the current context
     try:
         _launch(target, index, source, device_index, reduce, include_self, weights)
