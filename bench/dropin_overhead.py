@@ -32,7 +32,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import torch  # noqa: E402
 
 import scatterptx.torch as spt  # noqa: E402
-from scatterptx import dropin  # noqa: E402
+from scatterptx import _torch_call, dropin  # noqa: E402
 
 
 def cases(device):
@@ -84,9 +84,10 @@ def switched_on(device):
         return
     router = dropin._Router("CPU", lambda out_rows, index, src_rows: None, spt._fallback_reason,
                             lambda out_rows, index, src_rows, reduce, include_self: None, spt._reduce_fallback_reason)
-    # CPU tensors' device index is -1: its entry in the capability cache makes them pass as sm_90
-    # at the cost of the real lookup (a mock would add its own).
-    with mock.patch.dict(spt._capability, {-1: (9, 0)}):
+    # CPU tensors' device index is -1: its entries in the capability cache and the prepared devices
+    # make them pass as a ready sm_90 device at the cost of the real lookups (a mock would add its own).
+    with mock.patch.dict(_torch_call._capability, {-1: (9, 0)}), \
+            mock.patch.object(_torch_call, "_prepared_devices", _torch_call._prepared_devices | {-1}):
         previous = dropin._install(router)
         try:
             yield

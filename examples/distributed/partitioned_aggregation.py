@@ -10,7 +10,8 @@ them with scatterptx.torch.index_add_ on its own device. Rank 0 then gathers
 the partitions and compares them with the same aggregation run on one device
 and with a float64 reference; the run fails (exit status 1) if they differ
 beyond f32 rounding. With fewer GPUs than ranks every rank says so and
-exits 77, nothing run (torchrun reports that as failed workers).
+exits 77, nothing run (torchrun reports that as failed workers). Started
+without torchrun, it says how to start it and exits 2.
 
     torchrun --nproc-per-node 2 examples/distributed/partitioned_aggregation.py [--out DIR]
     torchrun --nproc-per-node 2 examples/distributed/partitioned_aggregation.py --device cpu \\
@@ -162,6 +163,10 @@ def relative(got, reference):
 
 def main():
     args = parse_args()
+    if "RANK" not in os.environ:
+        print("partitioned_aggregation: run it under torchrun, which starts the ranks, e.g. "
+              f"torchrun --nproc-per-node 2 {sys.argv[0]} {' '.join(sys.argv[1:])}".rstrip(), file=sys.stderr)
+        return 2
     ranks_here = int(os.environ.get("LOCAL_WORLD_SIZE", os.environ.get("WORLD_SIZE", 1)))
     if args.device == "cuda" and ranks_here > torch.cuda.device_count():
         # Every rank says so and stops before the process group would wait
