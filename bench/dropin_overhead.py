@@ -82,8 +82,9 @@ def switched_on(device):
         with spt.enable():
             yield
         return
-    router = dropin._Router("CPU", lambda out_rows, index, src_rows: None, spt._fallback_reason,
-                            lambda out_rows, index, src_rows, reduce, include_self: None, spt._reduce_fallback_reason)
+    router = dropin._Router("CPU", lambda out_rows, index, src_rows: None, _torch_call._fallback_reason,
+                            lambda out_rows, index, src_rows, reduce, include_self: None,
+                            _torch_call._reduce_fallback_reason)
     # CPU tensors' device index is -1: its entries in the capability cache and the prepared devices
     # make them pass as a ready sm_90 device at the cost of the real lookups (a mock would add its own).
     with mock.patch.dict(_torch_call._capability, {-1: (9, 0)}), \

@@ -366,10 +366,10 @@ def _install(router):
 def _cuda():
     global _cuda_router
     if _cuda_router is None:
-        from . import torch as operators  # the library call and its fallback reasons
+        from . import _torch_call, _torch_kernels  # the library call and its fallback reasons
 
-        _cuda_router = _Router("CUDA", operators._index_add_cuda, operators._fallback_reason,
-                               operators._scatter_reduce_rows, operators._reduce_fallback_reason)
+        _cuda_router = _Router("CUDA", _torch_kernels._index_add_cuda, _torch_call._fallback_reason,
+                               _torch_kernels._scatter_reduce_rows, _torch_call._reduce_fallback_reason)
     return _cuda_router
 
 

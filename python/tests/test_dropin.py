@@ -99,7 +99,8 @@ def cpu_routing(capability=(9, 0)):
             total = total / (one_hot.sum(1, keepdim=True) + (1 if include_self else 0)).clamp(min=1)
         out_rows.copy_(torch.where(reached, total, out_rows))
 
-    router = dropin._Router("CPU", stand_in, spt._fallback_reason, reduce_stand_in, spt._reduce_fallback_reason)
+    router = dropin._Router("CPU", stand_in, torch_call._fallback_reason, reduce_stand_in,
+                            torch_call._reduce_fallback_reason)
     dropin.reset_route_counts()
     with mock.patch.object(torch_call, "_device_capability", return_value=capability), \
             mock.patch.object(torch_call, "_first_call_reason", return_value=None):  # no context to prepare

@@ -26,6 +26,7 @@ if HAVE_TORCH:
 
     import scatterptx.torch as spt
     from scatterptx import _torch_call as torch_call
+    from scatterptx import _torch_math as torch_math
 
 NO_TORCH = "torch is not installed"
 REDUCES = ("sum", "mean", "amax", "amin")
@@ -247,20 +248,19 @@ class CpuFallback(unittest.TestCase):
         with mock.patch.object(torch_call, "_device_capability", return_value=(9, 0)), \
                 mock.patch.object(torch_call, "_first_call_reason", return_value=None):
             out, index, src = case(dtype="float32")
-            self.assertIsNone(spt._reduce_fallback_reason(out, index, src, "amax", False))
-            self.assertIsNone(spt._reduce_fallback_reason(out, index, src, weights=torch.ones(9)))
+            reason = torch_call._reduce_fallback_reason
+            self.assertIsNone(reason(out, index, src, "amax", False))
+            self.assertIsNone(reason(out, index, src, weights=torch.ones(9)))
             storage = torch.ones(30)
-            self.assertEqual(spt._reduce_fallback_reason(storage[:18].view(6, 3), index, src, weights=storage[20:29]),
+            self.assertEqual(reason(storage[:18].view(6, 3), index, src, weights=storage[20:29]),
                              "weights share memory with out")
             many = torch.empty(2**32, 1, device="meta")
             for rows, targets in ((many, many[:5]), (many[:9], many)):
-                self.assertIsNone(spt._reduce_fallback_reason(targets, torch.empty(rows.shape[0], dtype=torch.int64,
-                                                                                   device="meta"), rows))
+                rows_index = torch.empty(rows.shape[0], dtype=torch.int64, device="meta")
+                self.assertIsNone(reason(targets, rows_index, rows))
                 for reduce, include_self in (("sum", False), ("mean", True), ("amax", True), ("amin", False)):
                     self.assertIn("beyond 2^32 - 1 source rows or 2^32 - 2 targets",
-                                  spt._reduce_fallback_reason(targets, torch.empty(rows.shape[0], dtype=torch.int64,
-                                                                                   device="meta"), rows, reduce,
-                                                              include_self))
+                                  reason(targets, rows_index, rows, reduce, include_self))
 
     def test_an_index_out_of_range_raises_torchs_error_on_cpu(self):
         out, index, src = case()
@@ -435,7 +435,7 @@ class Autograd(unittest.TestCase):
         src = torch.ones(6, 3, dtype=torch.float64)
         weights = torch.full((6,), 2.0, dtype=torch.float64)
         bad = torch.tensor([False, True, True, False, True, False])
-        grad_src, grad_weights = spt.weighted_source_grads(grad, index, src, weights)
+        grad_src, grad_weights = torch_math.weighted_source_grads(grad, index, src, weights)
         self.assertTrue(torch.equal(grad_src[bad], torch.zeros(3, 3, dtype=torch.float64)))
         self.assertTrue(torch.equal(grad_src[~bad], 2 * grad[index[~bad]]))
         self.assertTrue(torch.equal(grad_weights, torch.where(bad, 0, grad[index.clamp(0, 3)].sum(1))))
@@ -444,12 +444,12 @@ class Autograd(unittest.TestCase):
             for include_self in (True, False):
                 result = torch.ones(4, 3, dtype=torch.float64)
                 result[1:3] = out[1:3]  # targets no valid row reaches keep out's value
-                grad_out, grad_src = spt.scatter_reduce_grads(grad, index, reduce, include_self, out, src, result)
+                grads = torch_math.scatter_reduce_grads
+                grad_out, grad_src = grads(grad, index, reduce, include_self, out, src, result)
                 self.assertTrue(torch.equal(grad_src[bad], torch.zeros(3, 3, dtype=torch.float64)), reduce)
                 # the valid rows reach targets 0 and 3, twice target 3: as torch with those rows alone
                 valid = index[~bad]
-                expected_out, expected_src = spt.scatter_reduce_grads(grad, valid, reduce, include_self, out,
-                                                                      src[~bad], result)
+                expected_out, expected_src = grads(grad, valid, reduce, include_self, out, src[~bad], result)
                 self.assertTrue(torch.equal(grad_out, expected_out), reduce)
                 self.assertTrue(torch.equal(grad_src[~bad], expected_src), reduce)
 
