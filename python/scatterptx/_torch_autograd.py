@@ -122,7 +122,6 @@ _lib.impl("index_add", _index_add_autograd, "Autograd", with_keyset=True)
 _lib.impl("index_add_", _index_add__autograd, "Autograd", with_keyset=True)
 
 
-
 class _WeightedIndexAddFunction(torch.autograd.Function):
     @staticmethod
     def forward(out, index, source, weights, keyset):
@@ -173,7 +172,6 @@ def _weighted_index_add__autograd(keyset, out, index, source, weights):
         _weighted_index_add__op.redispatch(keyset & torch._C._after_ADInplaceOrView_keyset, out, index, source,
                                            weights)
     torch.autograd.graph.increment_version(out)  # as _index_add__autograd
-
 
 
 class _ScatterReduceFunction(torch.autograd.Function):

@@ -71,7 +71,6 @@ def _check_scatter_reduce(out, index, src, reduce):
                          f"src on {src.device}")
 
 
-
 def _torch_scatter_reduce_(out, index, src, reduce, include_self):
     """torch's own op: out.scatter_reduce_ along dim 0 with the expanded index."""
     out.scatter_reduce_(0, index.long().unsqueeze(1).expand(src.shape), src, reduce, include_self=include_self)
