@@ -26,18 +26,23 @@ void register_allocator(const scatterptx_allocator* allocator) {
   registered = allocator != nullptr ? *allocator : scatterptx_allocator{};
 }
 
-CallWorkspace::CallWorkspace(const DriverApi& api, const ContextState& state, uint64_t bytes, CUstream stream)
-    : api_(api), stream_(stream), bytes_(bytes), allocator_(current_allocator()) {
+CallWorkspace::CallWorkspace(const DriverApi& api, const ContextState& state, uint64_t bytes, CUstream stream,
+                             const scatterptx_allocator* call_allocator)
+    : api_(api),
+      stream_(stream),
+      bytes_(bytes),
+      allocator_(call_allocator != nullptr ? *call_allocator : current_allocator()) {
   if (allocator_.allocate != nullptr) {
     from_allocator_ = true;
+    const std::string source = call_allocator != nullptr ? "args.allocator" : "the registered allocator";
     void* pointer = allocator_.allocate(bytes, stream, allocator_.user_data);
     address_ = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(pointer));
     if (address_ == 0) {
-      why_ = "the registered allocator returned NULL for " + std::to_string(bytes) + " bytes";
+      why_ = source + " returned NULL for " + std::to_string(bytes) + " bytes";
     } else if (address_ % kWorkspaceAlignment != 0) {
       allocator_.release(pointer, bytes, stream, allocator_.user_data);
       address_ = 0;
-      why_ = "the registered allocator returned memory not 256-byte aligned";
+      why_ = source + " returned memory not 256-byte aligned";
     }
     return;
   }

@@ -1,6 +1,6 @@
-// The default call's grouping workspace: from the allocator the caller
-// registered, else from the context's stream-ordered pool. Released in
-// stream order once the call's work is enqueued.
+// The default call's grouping workspace: from the call's own allocator, else
+// the one the caller registered, else the context's stream-ordered pool.
+// Released in stream order once the call's work is enqueued.
 #pragma once
 
 #include <cuda.h>
@@ -20,8 +20,10 @@ void register_allocator(const scatterptx_allocator* allocator);
 // without reporting errors: an exception is already on its way).
 class CallWorkspace {
  public:
-  // Asks for bytes on stream; empty() when none could be had, with why().
-  CallWorkspace(const DriverApi& api, const ContextState& state, uint64_t bytes, CUstream stream);
+  // Asks for bytes on stream, from call_allocator unless it is NULL; empty()
+  // when none could be had, with why().
+  CallWorkspace(const DriverApi& api, const ContextState& state, uint64_t bytes, CUstream stream,
+                const scatterptx_allocator* call_allocator = nullptr);
   ~CallWorkspace();
   CallWorkspace(const CallWorkspace&) = delete;
   CallWorkspace& operator=(const CallWorkspace&) = delete;

@@ -32,6 +32,7 @@ void scatterptx_scatter_add_args_init(scatterptx_scatter_add_args* args) {
   args->weights_dtype = SCATTERPTX_F32;
   args->reduce = SCATTERPTX_REDUCE_SUM;
   args->include_self = 1;
+  args->allocator = nullptr;
 }
 
 scatterptx_status scatterptx_scatter_add(const scatterptx_scatter_add_args* args, CUstream stream) {
@@ -47,7 +48,7 @@ scatterptx_status scatterptx_scatter_add(const scatterptx_scatter_add_args* args
     const GroupPlan choice = plan_default_call(problem, state.limits);
     if (choice.grouped()) {
       // Whether a workspace can be had is settled before anything is enqueued.
-      CallWorkspace workspace(api, state, choice.workspace.bytes, stream);
+      CallWorkspace workspace(api, state, choice.workspace.bytes, stream, problem.allocator);
       if (!workspace.empty()) {
         run_grouped(api, state, problem, choice, workspace.address(), stream);
         workspace.release();

@@ -406,6 +406,18 @@ std::vector<HostCase> make_host_cases() {
        [](Call& c) { c.allocator = {&allocate_nothing, nullptr, nullptr}; }, invalid, "", {"allocator"}},
       {"allocator_without_allocate", "`allocator->allocate` is NULL", {Entry::kSetAllocator},
        [](Call& c) { c.allocator = {nullptr, &release_nothing, nullptr}; }, invalid, "", {"allocator"}},
+      {"args_allocator_without_release", "`args.allocator->release` is NULL", kShapeEntries,
+       [](Call& c) {
+         c.allocator = {&allocate_nothing, nullptr, nullptr};
+         c.with_call_allocator = true;
+       },
+       invalid, "", {"allocator->release"}},
+      {"args_allocator_without_allocate", "`args.allocator->allocate` is NULL", kShapeEntries,
+       [](Call& c) {
+         c.allocator = {nullptr, &release_nothing, nullptr};
+         c.with_call_allocator = true;
+       },
+       invalid, "", {"allocator->allocate"}},
       // ---- values no enumerator has, outside a call ----
       {"status_name_99", "`status` = 99", {Entry::kStatusName}, [](Call& c) { c.raw_value = 99; },
        SCATTERPTX_SUCCESS, "returns \"SCATTERPTX_UNKNOWN_STATUS\"", {}},
@@ -507,8 +519,9 @@ std::string Outcome::result(Entry entry) const {
 }
 
 Outcome run_entry(Entry entry, const Call& call) {
-  Call c = call;  // args.schedule points into this copy
+  Call c = call;  // args.schedule and args.allocator point into this copy
   c.args.schedule = c.with_schedule ? &c.schedule : nullptr;
+  c.args.allocator = c.with_call_allocator ? &c.allocator : nullptr;
   const scatterptx_scatter_add_args* args = c.args_null ? nullptr : &c.args;
   const scatterptx_group_options* options = c.options_null ? nullptr : &c.options;
   char buffer[1024] = {};
@@ -837,7 +850,7 @@ std::vector<DocumentedCase> make_undetected_cases() {
        "a CHECKED call that waits (through events) on another thread's CHECKED call in the same context",
        "`scatterptx_scatter_add`, `scatterptx_scatter_add_grouped`, `scatterptx_plan_execute`",
        "deadlock: CHECKED calls of one context run one at a time (the header says so)", "", {}},
-      {"allocator_lies", "a registered allocator that returns memory of another context, too small, or in use",
+      {"allocator_lies", "an allocator (registered, or `args.allocator`) that returns memory of another context, too small, or in use",
        "`scatterptx_scatter_add`", "undefined: the library trusts it beyond NULL and alignment", "", {}},
   };
 }

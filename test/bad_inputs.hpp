@@ -62,6 +62,7 @@ struct Call {
   bool buffer_null = false;          // describe's buffer
   size_t buffer_size = 1024;
   scatterptx_allocator allocator{};  // set_allocator's
+  bool with_call_allocator = false;  // args.allocator = &allocator at the call
   int raw_value = 0;                 // status_name's status, dtype_size's and dtype_name's dtype
   int64_t cpp_src_cols = 64;         // make_args's src.cols
   CUstream stream = nullptr;

@@ -93,6 +93,47 @@ TEST_F(CallWorkspaceTest, ARegisteredAllocatorServesTheCallAndGetsItsMemoryBackO
   EXPECT_EQ(script.pool_allocations, 0);
 }
 
+// A second scripted allocator: the call's own.
+int own_allocations = 0;
+int own_releases = 0;
+
+void* allocate_own(size_t, CUstream, void* user_data) {
+  EXPECT_EQ(user_data, &own_allocations);
+  ++own_allocations;
+  return reinterpret_cast<void*>(uintptr_t{0x300000});
+}
+
+void release_own(void* pointer, size_t, CUstream, void*) {
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(pointer), 0x300000u);
+  ++own_releases;
+}
+
+TEST_F(CallWorkspaceTest, TheCallsOwnAllocatorServesItInsteadOfTheRegisteredOne) {
+  use_scripted_allocator();
+  own_allocations = own_releases = 0;
+  const scatterptx_allocator own{&allocate_own, &release_own, &own_allocations};
+  {
+    CallWorkspace workspace(api_, state_, 4096, kStream, &own);
+    ASSERT_FALSE(workspace.empty());
+    EXPECT_EQ(workspace.address(), 0x300000u);
+    workspace.release();
+  }
+  EXPECT_EQ(own_allocations, 1);
+  EXPECT_EQ(own_releases, 1);
+  EXPECT_EQ(script.allocations, 0) << "the registered allocator was asked";
+  EXPECT_EQ(script.pool_allocations, 0);
+}
+
+TEST_F(CallWorkspaceTest, NullFromTheCallsOwnAllocatorNamesIt) {
+  const scatterptx_allocator own{&allocate, &release, &script};
+  script.hand_out = 0;
+  CallWorkspace workspace(api_, state_, 4096, kStream, &own);
+  EXPECT_TRUE(workspace.empty());
+  EXPECT_NE(workspace.why().find("args.allocator returned NULL for 4096 bytes"), std::string::npos)
+      << workspace.why();
+  EXPECT_EQ(script.pool_allocations, 0) << "the pool stood in for the call's allocator";
+}
+
 TEST_F(CallWorkspaceTest, AWorkspaceNeverReleasedIsReleasedOnDestruction) {
   use_scripted_allocator();
   { CallWorkspace workspace(api_, state_, 4096, kStream); }

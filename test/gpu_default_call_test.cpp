@@ -1,7 +1,7 @@
 // The default call (scatterptx_scatter_add with path AUTO) in each region of
 // its choice: grouped where grouping wins, privatised for few targets,
-// streaming elsewhere; and where its workspace comes from: a registered
-// allocator (used, failing, misaligned), the library's pool under graph
+// streaming elsewhere; and where its workspace comes from: the call's own or
+// a registered allocator (used, failing, misaligned), the library's pool under graph
 // capture, none at all (grouping off), and several streams and threads.
 #include <gtest/gtest.h>
 
@@ -68,12 +68,14 @@ class RegisteredAllocator {
 // Runs the default call on fresh inputs and checks the result and that no
 // index error was recorded; returns the plan it described.
 std::string run_default_call(const ScatterShape& s, uint64_t seed,
-                             scatterptx_grouping grouping = SCATTERPTX_GROUPING_AUTO) {
+                             scatterptx_grouping grouping = SCATTERPTX_GROUPING_AUTO,
+                             const scatterptx_allocator* call_allocator = nullptr) {
   SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
   const HostScatter host = make_random_scatter(s, seed);
   DeviceScatter device(s, host);
   scatterptx_scatter_add_args args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
   args.grouping = grouping;
+  args.allocator = call_allocator;
   const std::string plan = describe_plan(args);
   EXPECT_EQ(scatterptx_scatter_add(&args, nullptr), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
   expect_scatter_result(s, host, device, 1);
@@ -162,6 +164,20 @@ TEST_P(DefaultCallTest, TakesItsWorkspaceFromTheRegisteredAllocator) {
   EXPECT_EQ(allocator.allocations, 1);
   EXPECT_EQ(allocator.releases, 1);
   EXPECT_NE(plan.find("workspace_bytes=" + std::to_string(allocator.last_bytes)), std::string::npos) << plan;
+}
+
+TEST_P(DefaultCallTest, TakesItsWorkspaceFromItsOwnAllocatorBeforeTheRegisteredOne) {
+  TestAllocator registered_allocator;
+  registered_allocator.mode = TestAllocator::Mode::kFailing;  // asked, it would make the call stream
+  RegisteredAllocator registered(registered_allocator);
+  TestAllocator own;
+  const scatterptx_allocator own_registration = own.registration();
+  const std::string plan =
+      run_default_call(grouped_shape(GetParam()), fresh_seed(), SCATTERPTX_GROUPING_AUTO, &own_registration);
+  EXPECT_EQ(plan.rfind("mode=segmented", 0), 0u) << plan;
+  EXPECT_EQ(own.allocations, 1);
+  EXPECT_EQ(own.releases, 1);
+  EXPECT_EQ(registered_allocator.allocations, 0);
 }
 
 TEST_P(DefaultCallTest, AFailingAllocatorMeansStreamingOrAClearError) {

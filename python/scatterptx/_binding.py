@@ -56,6 +56,7 @@ class Args(ctypes.Structure):
         ("weights_dtype", ctypes.c_int),
         ("reduce", ctypes.c_int),
         ("include_self", ctypes.c_int),
+        ("allocator", ctypes.c_void_p),  # the call's own scatterptx_allocator, or NULL
     ]
 
 

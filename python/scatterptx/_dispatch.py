@@ -4,7 +4,7 @@ import ctypes
 
 from ._arrays import Problem, is_torch_tensor, on_tensor_device, read_problem, torch_stream
 from ._binding import DTYPES, GROUPINGS, INDEX_CHECKS, INDEX_TYPES, PATHS, Args, check, library
-from ._torch_allocator import use_torch_allocator
+from ._torch_allocator import torch_allocator
 
 
 def check_address(name, value):
@@ -75,11 +75,11 @@ def scatter_add_(out, index, src, *, stream=None, check_index=False, path="auto"
     their own (bf16).
     """
     problem = read_problem(out, index, src, dtype)
-    if is_torch_tensor(out):
-        use_torch_allocator()
     if stream is None:
         stream = torch_stream(out) if is_torch_tensor(out) else 0
     args = problem_args(problem, check_index, path, grouping)
+    if is_torch_tensor(out):
+        args.allocator = torch_allocator()
     check(on_tensor_device(out, lambda: library().scatterptx_scatter_add(ctypes.byref(args),
                                                                         ctypes.c_void_p(stream or None))))
     return out

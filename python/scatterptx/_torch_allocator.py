@@ -1,16 +1,17 @@
-"""The default call's grouping workspaces from torch's caching allocator.
+"""torch's caching allocator for the grouping workspaces of calls on torch tensors.
 
-Registered with the library the first time torch tensors reach
-scatter_add_, so that the memory shows in torch.cuda.memory_allocated and is
-reused by torch. A failed torch allocation returns NULL: the library then
-takes the streaming paths (or raises, with grouping="no_fallback").
+The torch operators and the binding's calls on torch tensors pass it as the
+call's own allocator (args.allocator), so that the memory shows in
+torch.cuda.memory_allocated and is reused by torch, and so that torch's pool
+serves those calls alone: C and C++ code in the process, and arrays of other
+libraries, keep the library's stream-ordered pool. A failed torch allocation
+returns NULL: the library then takes the streaming paths, or raises where it
+may not (grouping="no_fallback", and the reduces that run grouped only).
 """
 
 import _thread
 import ctypes
 import threading
-
-from ._binding import check, library
 
 _ALLOCATE = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p)
 _RELEASE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p)
@@ -46,19 +47,16 @@ def _release(pointer, _nbytes, _stream, _user_data):
         pass
 
 
-# Kept alive here: the library holds only the function pointers.
+# Kept alive here: calls hold only its address.
 _registration = None
 _registration_lock = threading.Lock()
 
 
-def use_torch_allocator():
-    """Registers torch's caching allocator once per process."""
+def torch_allocator():
+    """The address of the allocator struct for args.allocator, made once per process."""
     global _registration
-    if _registration is not None:
-        return
-    with _registration_lock:  # one registration: the library keeps the callbacks this module keeps
-        if _registration is not None:
-            return
-        registration = Allocator(_ALLOCATE(_allocate), _RELEASE(_release), None)
-        check(library().scatterptx_set_allocator(ctypes.byref(registration)))
-        _registration = registration
+    if _registration is None:
+        with _registration_lock:  # one struct, whose callbacks this module keeps alive
+            if _registration is None:
+                _registration = Allocator(_ALLOCATE(_allocate), _RELEASE(_release), None)
+    return ctypes.addressof(_registration)

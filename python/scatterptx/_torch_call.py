@@ -12,7 +12,7 @@ import torch
 
 from . import _binding
 from ._arrays import on_device
-from ._torch_allocator import use_torch_allocator
+from ._torch_allocator import torch_allocator
 
 _SUPPORTED_DTYPES = {torch.float32: "f32", torch.float16: "f16", torch.bfloat16: "bf16", torch.float64: "f64"}
 _INDEX_TYPES = {torch.int32: "int32", torch.int64: "int64"}
@@ -286,7 +286,7 @@ def _args_template_or_init():
         template = _binding.Args()
         _binding.library().scatterptx_scatter_add_args_init(ctypes.byref(template))
         _library_fn = _binding.library().scatterptx_scatter_add
-        use_torch_allocator()  # the default call's grouping workspaces come from torch
+        template.allocator = torch_allocator()  # the default call's grouping workspaces come from torch
         _args_template = template
     return _args_template
 

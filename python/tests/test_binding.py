@@ -100,6 +100,21 @@ class HostOnly(unittest.TestCase):
     def test_library_loads_and_reports_messages(self):
         self.assertIsNotNone(scatterptx.library())
 
+    def test_the_ctypes_structs_are_as_large_as_the_librarys(self):
+        # The init functions write the whole C struct: one field the ctypes
+        # struct lacks would overwrite the memory after it.
+        from scatterptx._binding import Args, GroupOptions
+
+        library = scatterptx.library()
+        for struct, init in ((Args, library.scatterptx_scatter_add_args_init),
+                             (GroupOptions, library.scatterptx_group_options_init)):
+            with self.subTest(struct=struct.__name__):
+                size = ctypes.sizeof(struct)
+                memory = ctypes.create_string_buffer(b"\xa5" * (size + 64), size + 64)
+                init(ctypes.cast(memory, ctypes.POINTER(struct)))
+                self.assertEqual(memory.raw[size:], b"\xa5" * 64, "the library's struct is larger")
+                self.assertNotIn(b"\xa5" * 8, memory.raw[:size], "a field of the ctypes struct was left unwritten")
+
     def test_invalid_arguments_raise_with_the_field(self):
         with self.assertRaises(scatterptx.ScatterPtxError) as caught:
             scatterptx.scatter_add_pointers(FAKE, 10, 2, FAKE * 2, 5, 4, 4, "f32", FAKE * 3)
@@ -241,8 +256,9 @@ class TorchDevice(unittest.TestCase):
 @unittest.skipUnless(importlib.util.find_spec("torch"), "torch is not installed")
 class TorchAllocatorCallbacks(unittest.TestCase):
     """The callbacks the library calls for a workspace: nothing may escape
-    them into C (ctypes would hand C a leftover return value), and one
-    registration is made however many threads ask at once."""
+    them into C (ctypes would hand C a leftover return value); one allocator
+    is made however many threads ask at once, and only the calls on torch
+    tensors bring it."""
 
     def test_any_failure_is_a_null_workspace_and_ctrl_c_is_raised_again(self):
         import torch
@@ -260,29 +276,41 @@ class TorchAllocatorCallbacks(unittest.TestCase):
         with mock.patch.object(torch.cuda, "caching_allocator_delete", side_effect=RuntimeError("freed twice")):
             self.assertIsNone(_torch_allocator._release(0x1000, 256, 0, None))
 
-    def test_threads_registering_at_once_make_one_registration(self):
+    def test_threads_asking_at_once_get_one_allocator_and_register_nothing(self):
         import threading
         import time
 
         from scatterptx import _torch_allocator
 
-        registered = []
+        made = []
+        real_allocator = _torch_allocator.Allocator
 
-        class Library:
-            def scatterptx_set_allocator(self, allocator):
-                registered.append(allocator)
-                time.sleep(0.05)  # the GIL is let go, as in the ctypes call
-                return 0
+        def slow_allocator(*fields):
+            made.append(fields)
+            time.sleep(0.05)  # another thread may ask meanwhile
+            return real_allocator(*fields)
 
         with mock.patch.object(_torch_allocator, "_registration", None), \
-                mock.patch.object(_torch_allocator, "library", new=Library):
-            threads = [threading.Thread(target=_torch_allocator.use_torch_allocator) for _ in range(4)]
+                mock.patch.object(_torch_allocator, "Allocator", side_effect=slow_allocator), \
+                mock.patch.object(scatterptx.library(), "scatterptx_set_allocator") as set_allocator:
+            addresses = []
+            threads = [threading.Thread(target=lambda: addresses.append(_torch_allocator.torch_allocator()))
+                       for _ in range(4)]
             for thread in threads:
                 thread.start()
             for thread in threads:
                 thread.join()
-            self.assertEqual(len(registered), 1)
-            self.assertIsNotNone(_torch_allocator._registration)
+            self.assertEqual(len(made), 1)
+            self.assertEqual(len(addresses), 4)
+            self.assertEqual(set(addresses), {ctypes.addressof(_torch_allocator._registration)})
+            set_allocator.assert_not_called()  # C callers in the process keep the library's pool
+
+    def test_the_operators_calls_bring_torchs_allocator(self):
+        from scatterptx import _torch_allocator, _torch_call
+
+        template = _torch_call._args_template_or_init()
+        self.assertEqual(template.allocator, _torch_allocator.torch_allocator())
+        self.assertIsNotNone(template.allocator)
 
 
 @unittest.skipUnless(importlib.util.find_spec("torch"), "torch is not installed")
@@ -437,6 +465,30 @@ class AgainstTorch(unittest.TestCase):
         scatterptx.scatter_add_(streamed, index, src, grouping="off")
         torch.cuda.synchronize()
         assert_within_rounding(self, streamed, out0, index, src, "grouping off")
+
+    def test_calls_on_raw_pointers_take_no_workspace_from_torch(self):
+        # torch's pool serves the calls on torch tensors alone: memory it may
+        # hand to a tensor next must never be another caller's workspace.
+        from scatterptx._arrays import Problem
+        from scatterptx._dispatch import problem_args
+
+        torch = gpu_torch()
+        wide, out, src, index = make_case(torch, torch.float32, torch.int64, 200000, 40000, 128, hot=0.5)
+        out0 = out.clone()
+        args = problem_args(Problem(out.data_ptr(), out.shape[0], out.stride(0), src.data_ptr(), src.shape[0],
+                                    src.stride(0), out.shape[1], "f32", index.data_ptr(), "int64"))
+        plan = ctypes.create_string_buffer(512)
+        library = scatterptx.library()
+        self.assertEqual(library.scatterptx_describe_plan(ctypes.byref(args), plan, len(plan)), 0)
+        self.assertTrue(plan.value.startswith(b"mode=segmented"), plan.value)  # it takes a workspace
+        torch.cuda.synchronize()
+        allocations = torch.cuda.memory_stats()["allocation.all.allocated"]
+        scatterptx.scatter_add_pointers(out.data_ptr(), out.shape[0], out.stride(0), src.data_ptr(), src.shape[0],
+                                        src.stride(0), out.shape[1], "f32", index.data_ptr(), "int64",
+                                        stream=torch.cuda.current_stream().cuda_stream)
+        torch.cuda.synchronize()
+        self.assertEqual(torch.cuda.memory_stats()["allocation.all.allocated"], allocations)
+        assert_within_rounding(self, out, out0, index, src, "grouped call on raw pointers", accumulated=True)
 
     def test_checked_mode_raises_on_bad_index(self):
         torch = gpu_torch()
