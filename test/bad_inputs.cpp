@@ -850,7 +850,8 @@ std::vector<DocumentedCase> make_undetected_cases() {
        "a CHECKED call that waits (through events) on another thread's CHECKED call in the same context",
        "`scatterptx_scatter_add`, `scatterptx_scatter_add_grouped`, `scatterptx_plan_execute`",
        "deadlock: CHECKED calls of one context run one at a time (the header says so)", "", {}},
-      {"allocator_lies", "an allocator (registered, or `args.allocator`) that returns memory of another context, too small, or in use",
+      {"allocator_lies",
+       "an allocator (registered, or `args.allocator`) that returns memory of another context, too small, or in use",
        "`scatterptx_scatter_add`", "undefined: the library trusts it beyond NULL and alignment", "", {}},
   };
 }
