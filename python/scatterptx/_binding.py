@@ -160,12 +160,22 @@ def check(status):
 
 def prepare():
     """Loads the kernels in the current CUDA context (needed before graph
-    capture). With scatterptx.torch in use, its operators then run the
-    library on the current device inside a capture too."""
+    capture). With torch imported, the torch operators then run the library
+    on torch's current device inside a capture too."""
     check(library().scatterptx_prepare())
-    torch_call = sys.modules.get("scatterptx._torch_call")
-    if torch_call is not None:
-        torch_call.note_prepared(torch_call.torch.cuda.current_device())
+    note_torch_device_ready(None)
+
+
+def note_torch_device_ready(device_index):
+    """Tells the torch operators that the library is ready on a torch device
+    (None: torch's current one), so that their calls there inside a CUDA graph
+    capture run the library. Nothing without torch imported."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return
+    from . import _torch_call  # the operators' record; torch is already imported
+
+    _torch_call.note_prepared(torch.cuda.current_device() if device_index is None else device_index)
 
 
 def take_index_error():

@@ -3,7 +3,8 @@
 import ctypes
 
 from ._arrays import Problem, is_torch_tensor, on_tensor_device, read_problem, torch_stream
-from ._binding import DTYPES, GROUPINGS, INDEX_CHECKS, INDEX_TYPES, PATHS, Args, check, library
+from ._binding import (DTYPES, GROUPINGS, INDEX_CHECKS, INDEX_TYPES, PATHS, Args, check, library,
+                       note_torch_device_ready)
 from ._torch_allocator import torch_allocator
 
 
@@ -82,4 +83,6 @@ def scatter_add_(out, index, src, *, stream=None, check_index=False, path="auto"
         args.allocator = torch_allocator()
     check(on_tensor_device(out, lambda: library().scatterptx_scatter_add(ctypes.byref(args),
                                                                         ctypes.c_void_p(stream or None))))
+    if is_torch_tensor(out) and problem.src_rows and problem.cols:  # an empty call loads nothing
+        note_torch_device_ready(out.get_device())  # the call loaded the kernels there
     return out

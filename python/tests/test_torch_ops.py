@@ -9,6 +9,9 @@ with the CPU cases.
 """
 
 import importlib.util
+import os
+import subprocess
+import sys
 import unittest
 from unittest import mock
 import warnings
@@ -157,6 +160,28 @@ class CpuFallback(unittest.TestCase):
             scatterptx.prepare()
             self.assertIsNone(_torch_call._first_call_reason(5))
             self.assertIn("inside a CUDA graph capture", _torch_call._first_call_reason(4) or "")
+
+    def test_prepare_before_the_operators_are_imported_counts_too(self):
+        # A fresh process: torch imported, scatterptx.torch not yet.
+        code = "\n".join([
+            "import sys, torch",
+            "from unittest import mock",
+            "import package_under_test",
+            "import scatterptx",
+            "from scatterptx import _binding",
+            "class Library:",
+            "    def scatterptx_prepare(self): return 0",
+            "assert 'scatterptx._torch_call' not in sys.modules",
+            "with mock.patch.object(_binding, 'library', new=Library), \\",
+            "        mock.patch.object(torch.cuda, 'current_device', return_value=3):",
+            "    scatterptx.prepare()",
+            "from scatterptx import _torch_call",
+            "print(sorted(_torch_call._prepared_devices))",
+        ])
+        done = subprocess.run([sys.executable, "-c", code], cwd=os.path.dirname(os.path.abspath(__file__)),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+        self.assertEqual(done.returncode, 0, done.stdout)
+        self.assertEqual(done.stdout.strip().splitlines()[-1], "[3]", done.stdout)
 
     def test_non_contiguous_layouts_match_torch(self):
         out, index, src = case(rows=6, out_rows=6, cols=6)
@@ -397,6 +422,20 @@ class Gpu(unittest.TestCase):
 
     def assert_no_fallback(self):
         self.assertEqual(spt.fallback_counts(), {})
+
+    def test_a_binding_call_on_a_device_readies_it_for_the_operators_captures(self):
+        from scatterptx import _torch_call
+
+        out = torch.rand(50, 8, device="cuda", dtype=torch.float64) - 0.5
+        src = torch.rand(200, 8, device="cuda", dtype=torch.float64) - 0.5
+        index = torch.randint(0, 50, (200,), device="cuda")
+        expected = out.cpu().index_add(0, index.cpu(), src.cpu())
+        with mock.patch.object(_torch_call, "_prepared_devices", set()):
+            scatterptx.scatter_add_(out, index[:0], src[:0])  # an empty call loads nothing
+            self.assertEqual(_torch_call._prepared_devices, set())
+            scatterptx.scatter_add_(out, index, src)
+            self.assertEqual(_torch_call._prepared_devices, {out.get_device()})
+        self.assertTrue(torch.allclose(out.cpu(), expected, rtol=1e-12, atol=1e-12))
 
     def test_every_dtype_and_index_type_matches_torch(self):
         tolerance = {"float32": 1e-5, "float16": 1e-2, "bfloat16": 5e-2, "float64": 1e-12}
