@@ -143,9 +143,9 @@ typedef enum scatterptx_grouping {
  * f32 (f64 for f64) and each reached row written once, deterministically;
  * MEAN divides the sum by the count there. scatterptx_scatter_add refuses
  * such a reduce with grouping OFF, a forced path or a schedule, and an
- * input grouping cannot take (more than 2^32 - 1 source rows): the
- * hardware's red.max/red.min have no f32/f64 form and do not propagate NaN,
- * so there is no streaming path for them. Without a workspace it fails with
+ * input grouping cannot take (more than 2^32 - 1 source rows or 2^32 - 2
+ * targets): the hardware's red.max/red.min have no f32/f64 form and do not
+ * propagate NaN, so there is no streaming path for them. Without a workspace it fails with
  * SCATTERPTX_ERROR_OUT_OF_MEMORY rather than stream. */
 typedef enum scatterptx_reduce {
   SCATTERPTX_REDUCE_SUM = 0,  /* the sum of the rows, weighted where weights is set */
@@ -226,7 +226,7 @@ SCATTERPTX_API
 scatterptx_status scatterptx_take_index_error(int64_t* position);
 
 /* Describes the plan scatter_add would run for args on the current device,
- * without launching: "path=tma variant=... chunk_bytes=... grid=..." for a
+ * without launching: "path=tma variant=... chunk_elems=... grid=..." for a
  * streaming path, "mode=segmented ... workspace_bytes=..." where it groups. */
 SCATTERPTX_API
 scatterptx_status scatterptx_describe_plan(const scatterptx_scatter_add_args* args, char* buffer,
@@ -264,10 +264,11 @@ typedef struct scatterptx_group_options {
    * and warps_per_cta for the same inputs on the same GPU model with the same
    * library version. Selects SEGMENTED (with AUTO); STREAMING is refused. */
   int deterministic;
-  /* Warps per CTA of the summing kernels, 1..32; 0 keeps the planner's. It
-   * changes the grid, not the result. Where a summing kernel's registers
-   * allow fewer on the device (28 for some mean variants on sm_90), the
-   * call or plan_create refuses it (INVALID_ARGUMENT) before launching. */
+  /* Warps per CTA of the summing kernels, 1..32 (at most 24 for weighted f64
+   * rows, whose warps stage 8-byte weights in shared memory); 0 keeps the
+   * planner's. It changes the grid, not the result. Where a summing kernel's
+   * registers allow fewer on the device (28 for some mean variants on sm_90),
+   * the call or plan_create refuses it (INVALID_ARGUMENT) before launching. */
   uint32_t warps_per_cta;
 } scatterptx_group_options;
 
@@ -293,9 +294,10 @@ SCATTERPTX_API
 scatterptx_status scatterptx_plan_workspace_size(const scatterptx_scatter_add_args* args,
                                                  const scatterptx_group_options* options, size_t* bytes);
 
-/* Validates args, picks the mode and builds the grouping of args->index on
- * stream, then synchronises the stream, so the plan may be executed on any
- * stream of the context afterwards. args->out and args->src are checked like
+/* Validates args, picks the mode and, for a plan that groups, builds the
+ * grouping of args->index on stream, then synchronises the stream, so the
+ * plan may be executed on any stream of the context afterwards (a STREAMING
+ * plan neither launches nor synchronises here). args->out and args->src are checked like
  * scatter_add's and give the alignment later calls must keep; nothing is
  * written to out. workspace: NULL to have the plan allocate (and free on
  * destroy) its own, else a device allocation of at least
@@ -316,7 +318,8 @@ scatterptx_status scatterptx_plan_create(const scatterptx_scatter_add_args* args
 /* out[index[i], :] += src[i, :] with the plan's index, for new out and src
  * pointers with the shapes and strides given at create and at least the
  * alignment of the pointers given there. Stream-ordered, no allocation, no
- * synchronisation; capturable. Executes of one plan share its workspace:
+ * synchronisation (but for a CHECKED STREAMING plan, which checks the index
+ * at each execute); capturable. Executes of one plan share its workspace:
  * the caller orders executes on different streams (events), one at a time. */
 SCATTERPTX_API
 scatterptx_status scatterptx_plan_execute(scatterptx_plan plan, void* out, const void* src, CUstream stream);

@@ -151,8 +151,9 @@ class Plan {
  public:
   Plan() noexcept = default;
 
-  // Validates args, builds the grouping of args.index on stream and
-  // synchronises it. workspace nullptr: the plan allocates its own; else a
+  // Validates args and, for a plan that groups, builds the grouping of
+  // args.index on stream and synchronises it (a streaming plan does neither
+  // here). workspace nullptr: the plan allocates its own; else a
   // 256-byte aligned device allocation of plan_workspace_size() bytes that
   // outlives the plan.
   explicit Plan(const scatterptx_scatter_add_args& args, CUstream stream,

@@ -4,9 +4,11 @@ A ctypes binding of the library's C ABI. Takes torch tensors, objects with
 ``__cuda_array_interface__``, or raw device pointers. torch is imported only
 when torch tensors are passed in.
 
-scatter_add_ reduces every source row into out on its own (streaming);
-scatter_add_grouped and Plan group the rows by target first, once per call or
-once per index (see include/scatterptx/scatterptx.h, "Grouped execution").
+scatter_add_ is the library's default call: it groups the rows by target
+first where that wins, else reduces every source row into out on its own
+(streaming; grouping= says whether it may group). scatter_add_grouped and
+Plan choose the mode themselves, and Plan keeps one index's grouping for many
+executes (see include/scatterptx/scatterptx.h, "Grouped execution").
 
 The library is the one that ``SCATTERPTX_LIBRARY`` names (a path), else the
 libscatterptx.so inside this package (pip install), else the checkout's

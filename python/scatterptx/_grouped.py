@@ -65,7 +65,8 @@ def scatter_add_grouped(out, index, src, *, mode="auto", deterministic=False, wo
     """In place, like ``out.index_add_(0, index, src)``, by grouping the rows by
     target first; returns out.
 
-    mode: "auto" (the planner picks), "streaming" (what scatter_add_ runs),
+    mode: "auto" (the planner picks), "streaming" (no grouping: what
+    scatter_add_ runs with grouping="off"),
     or "segmented" (rows grouped by target, each target's sum added once).
     deterministic=True: bitwise reproducible results (selects segmented;
     refused with streaming). workspace: a contiguous device buffer of at least
@@ -104,10 +105,12 @@ class Plan:
     tensors' plans are made and executed on their own device, whatever the
     current one is. workspace: None to have the plan allocate its own, else
     a contiguous device buffer of at least workspace_bytes, 256-byte
-    aligned, that the plan keeps alive until close. Creation synchronises
-    stream (torch's current stream by default). check_index=True raises
-    ScatterPtxError here for an out-of-range index and makes no plan;
-    otherwise every execute records such an index (take_index_error), as
+    aligned, that the plan keeps alive until close. Creating a plan that
+    groups synchronises stream (torch's current stream by default), and with
+    check_index=True raises ScatterPtxError there for an out-of-range index,
+    making no plan; a streaming plan is made without either, and with
+    check_index=True each execute raises after adding the valid rows.
+    Otherwise every execute records such an index (take_index_error), as
     scatter_add_ does.
 
     close(), the end of a ``with`` block or garbage collection frees the plan;

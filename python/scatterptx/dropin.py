@@ -27,8 +27,9 @@ int64 index; ``scatterptx.torch``'s fallback reasons apply):
 
 out and src of more than two dimensions are taken as rows of their trailing
 dimensions when out's flatten without a copy. Every other call (other dims,
-1-D tensors, reduce "prod", other dtypes, a materialised index, other
-devices) runs torch's own kernel, and is counted with its reason.
+1-D tensors, reduce "prod", other dtypes, a materialised index, GPUs below
+sm_90, tensors on different devices) runs torch's own kernel, and is counted
+with its reason.
 
 Why the dispatcher: the gradients of ``index_select`` and ``x[index]`` (how
 message passing and MoE dispatch gather rows) are ``index_add_`` and

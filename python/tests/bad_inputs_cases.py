@@ -184,7 +184,8 @@ BINDING_DOCUMENTED = (
                    "raises `ScatterPtxError` (SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE) after adding every valid row",
                    ("test_binding.AgainstTorch.test_checked_mode_raises_on_bad_index",
                     "test_binding.GroupedAgainstTorch.test_checked_grouped_adds_valid_rows_then_raises")),
-    DocumentedCase("py_checked_plan", "an index outside `[0, out_rows)`, `Plan(..., check_index=True)`", "Plan",
+    DocumentedCase("py_checked_plan", "an index outside `[0, out_rows)`, `Plan(..., check_index=True)` of a plan "
+                   "that groups (a streaming plan raises at each execute, after adding the valid rows)", "Plan",
                    "raises `ScatterPtxError`; no plan, out untouched",
                    ("test_binding.GroupedAgainstTorch.test_checked_plan_create_raises_and_writes_nothing",)),
     DocumentedCase("py_plan_closed", "a closed plan", "Plan.execute, Plan.describe",
@@ -237,10 +238,12 @@ TORCH_CASES = (
                     "test_torch_reduce.Autograd.test_rows_out_of_range_get_zero_gradient",
                     "test_bad_inputs.TorchOnGpu.test_out_of_range_rows_are_skipped_and_nothing_else_changes",
                     "test_bad_inputs.TorchOnCpu.test_invalid_input_raises_torchs_error")),
-    DocumentedCase("torch_src_is_out", "`src` (or `index`, `weights`) sharing memory with `out`",
+    DocumentedCase("torch_src_is_out", "`src` (or `index`) sharing memory with `out` (`weights` sharing it: "
+                   "torch's op runs, see `torch_reduce_fallbacks`)",
                    "index_add_, weighted_index_add_, scatter_reduce_",
-                   "CUDA, row-major operands: raises `ScatterPtxError` (a RuntimeError): out and src overlap in "
-                   "memory. A src read in a copy, a gradient wanted, or CPU: torch's RuntimeError. Out untouched",
+                   "CUDA, row-major operands: raises `ScatterPtxError` (a RuntimeError): out and src (or index) "
+                   "overlap in memory. A src read in a copy, a gradient wanted, or CPU: torch's RuntimeError. "
+                   "Out untouched",
                    ("test_bad_inputs.TorchOnGpu.test_src_sharing_out_is_refused",
                     "test_bad_inputs.TorchOnGpu.test_src_read_in_a_copy_sharing_out_is_refused_untouched",
                     "test_bad_inputs.TorchOnCpu.test_in_place_with_a_gradient_refuses_what_torch_refuses",
