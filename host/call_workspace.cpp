@@ -18,10 +18,15 @@ scatterptx_allocator current_allocator() {
 
 }  // namespace
 
-void register_allocator(const scatterptx_allocator* allocator) {
-  if (allocator != nullptr && (allocator->allocate == nullptr || allocator->release == nullptr)) {
-    invalid_argument("allocator->allocate and allocator->release must both be set (NULL allocator: the pool)");
+void check_allocator(const scatterptx_allocator& allocator, const char* null_means) {
+  if (allocator.allocate == nullptr || allocator.release == nullptr) {
+    invalid_argument(std::string("allocator->allocate and allocator->release must both be set (NULL allocator: ") +
+                     null_means + ")");
   }
+}
+
+void register_allocator(const scatterptx_allocator* allocator) {
+  if (allocator != nullptr) check_allocator(*allocator, "the pool");
   std::lock_guard<std::mutex> lock(allocator_mutex);
   registered = allocator != nullptr ? *allocator : scatterptx_allocator{};
 }
@@ -34,7 +39,7 @@ CallWorkspace::CallWorkspace(const DriverApi& api, const ContextState& state, ui
       allocator_(call_allocator != nullptr ? *call_allocator : current_allocator()) {
   if (allocator_.allocate != nullptr) {
     from_allocator_ = true;
-    const std::string source = call_allocator != nullptr ? "args.allocator" : "the registered allocator";
+    const std::string source = call_allocator != nullptr ? "the call's allocator" : "the registered allocator";
     void* pointer = allocator_.allocate(bytes, stream, allocator_.user_data);
     address_ = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(pointer));
     if (address_ == 0) {

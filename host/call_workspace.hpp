@@ -12,6 +12,10 @@
 
 namespace scatterptx::detail {
 
+// Refuses an allocator without both functions; null_means says what a NULL
+// allocator would have been.
+void check_allocator(const scatterptx_allocator& allocator, const char* null_means);
+
 // Registers (a copy of) allocator, or the pool again for NULL; refuses one
 // without both functions.
 void register_allocator(const scatterptx_allocator* allocator);

@@ -15,7 +15,6 @@ struct Problem {
   scatterptx_index_check index_check = SCATTERPTX_INDEX_RECORD;
   scatterptx_path path = SCATTERPTX_PATH_AUTO;
   scatterptx_grouping grouping = SCATTERPTX_GROUPING_AUTO;
-  const scatterptx_allocator* allocator = nullptr;  // the call's own, for its grouping workspace
   uint64_t elem_bytes = 4;
   uint64_t index_bytes = 8;
   uint64_t out_rows = 0;

@@ -32,11 +32,16 @@ void scatterptx_scatter_add_args_init(scatterptx_scatter_add_args* args) {
   args->weights_dtype = SCATTERPTX_F32;
   args->reduce = SCATTERPTX_REDUCE_SUM;
   args->include_self = 1;
-  args->allocator = nullptr;
 }
 
 scatterptx_status scatterptx_scatter_add(const scatterptx_scatter_add_args* args, CUstream stream) {
+  return scatterptx_scatter_add_with_allocator(args, nullptr, stream);
+}
+
+scatterptx_status scatterptx_scatter_add_with_allocator(const scatterptx_scatter_add_args* args,
+                                                        const scatterptx_allocator* allocator, CUstream stream) {
   return guarded([&] {
+    if (allocator != nullptr) check_allocator(*allocator, "the registered allocator, else the pool");
     const Problem problem = validate_arguments(args);
     validate_default_call(problem);
     if (problem.is_empty()) return;
@@ -48,7 +53,7 @@ scatterptx_status scatterptx_scatter_add(const scatterptx_scatter_add_args* args
     const GroupPlan choice = plan_default_call(problem, state.limits);
     if (choice.grouped()) {
       // Whether a workspace can be had is settled before anything is enqueued.
-      CallWorkspace workspace(api, state, choice.workspace.bytes, stream, problem.allocator);
+      CallWorkspace workspace(api, state, choice.workspace.bytes, stream, allocator);
       if (!workspace.empty()) {
         run_grouped(api, state, problem, choice, workspace.address(), stream);
         workspace.release();

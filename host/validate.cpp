@@ -126,17 +126,12 @@ Problem validate(const scatterptx_scatter_add_args* args, bool with_pointers) {
     invalid_argument("src_row_stride = " + str(a.src_row_stride) + " is less than cols = " + str(a.cols));
   }
   if (a.schedule != nullptr) validate_schedule(*a.schedule);
-  if (a.allocator != nullptr && (a.allocator->allocate == nullptr || a.allocator->release == nullptr)) {
-    invalid_argument("allocator->allocate and allocator->release must both be set (NULL allocator: the "
-                     "process-wide one)");
-  }
 
   p.dtype = a.dtype;
   p.index_type = a.index_type;
   p.index_check = a.index_check;
   p.path = a.path;
   p.grouping = a.grouping;
-  p.allocator = a.allocator;
   p.elem_bytes = scatterptx_dtype_size(a.dtype);
   p.index_bytes = a.index_type == SCATTERPTX_INDEX_INT32 ? 4 : 8;
   p.out_rows = static_cast<uint64_t>(a.out_rows);

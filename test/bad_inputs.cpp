@@ -406,17 +406,11 @@ std::vector<HostCase> make_host_cases() {
        [](Call& c) { c.allocator = {&allocate_nothing, nullptr, nullptr}; }, invalid, "", {"allocator"}},
       {"allocator_without_allocate", "`allocator->allocate` is NULL", {Entry::kSetAllocator},
        [](Call& c) { c.allocator = {nullptr, &release_nothing, nullptr}; }, invalid, "", {"allocator"}},
-      {"args_allocator_without_release", "`args.allocator->release` is NULL", kShapeEntries,
-       [](Call& c) {
-         c.allocator = {&allocate_nothing, nullptr, nullptr};
-         c.with_call_allocator = true;
-       },
+      {"call_allocator_without_release", "the call's `allocator->release` is NULL",
+       {Entry::kScatterAddWithAllocator}, [](Call& c) { c.allocator = {&allocate_nothing, nullptr, nullptr}; },
        invalid, "", {"allocator->release"}},
-      {"args_allocator_without_allocate", "`args.allocator->allocate` is NULL", kShapeEntries,
-       [](Call& c) {
-         c.allocator = {nullptr, &release_nothing, nullptr};
-         c.with_call_allocator = true;
-       },
+      {"call_allocator_without_allocate", "the call's `allocator->allocate` is NULL",
+       {Entry::kScatterAddWithAllocator}, [](Call& c) { c.allocator = {nullptr, &release_nothing, nullptr}; },
        invalid, "", {"allocator->allocate"}},
       // ---- values no enumerator has, outside a call ----
       {"status_name_99", "`status` = 99", {Entry::kStatusName}, [](Call& c) { c.raw_value = 99; },
@@ -473,6 +467,7 @@ const char* entry_name(Entry entry) {
     case Entry::kPlanDestroy: return "scatterptx_plan_destroy";
     case Entry::kTakeIndexError: return "scatterptx_take_index_error";
     case Entry::kSetAllocator: return "scatterptx_set_allocator";
+    case Entry::kScatterAddWithAllocator: return "scatterptx_scatter_add_with_allocator";
     case Entry::kStatusName: return "scatterptx_status_name";
     case Entry::kDtypeSize: return "scatterptx_dtype_size";
     case Entry::kDtypeName: return "scatterptx_dtype_name";
@@ -519,9 +514,8 @@ std::string Outcome::result(Entry entry) const {
 }
 
 Outcome run_entry(Entry entry, const Call& call) {
-  Call c = call;  // args.schedule and args.allocator point into this copy
+  Call c = call;  // args.schedule points into this copy
   c.args.schedule = c.with_schedule ? &c.schedule : nullptr;
-  c.args.allocator = c.with_call_allocator ? &c.allocator : nullptr;
   const scatterptx_scatter_add_args* args = c.args_null ? nullptr : &c.args;
   const scatterptx_group_options* options = c.options_null ? nullptr : &c.options;
   char buffer[1024] = {};
@@ -559,6 +553,8 @@ Outcome run_entry(Entry entry, const Call& call) {
     }
     case Entry::kSetAllocator:
       return status_outcome(scatterptx_set_allocator(&c.allocator));
+    case Entry::kScatterAddWithAllocator:
+      return status_outcome(scatterptx_scatter_add_with_allocator(args, &c.allocator, c.stream));
     case Entry::kStatusName: {
       scatterptx_status status;
       set_raw_enum(status, c.raw_value);
@@ -851,8 +847,9 @@ std::vector<DocumentedCase> make_undetected_cases() {
        "`scatterptx_scatter_add`, `scatterptx_scatter_add_grouped`, `scatterptx_plan_execute`",
        "deadlock: CHECKED calls of one context run one at a time (the header says so)", "", {}},
       {"allocator_lies",
-       "an allocator (registered, or `args.allocator`) that returns memory of another context, too small, or in use",
-       "`scatterptx_scatter_add`", "undefined: the library trusts it beyond NULL and alignment", "", {}},
+       "an allocator (registered, or the call's own) that returns memory of another context, too small, or in use",
+       "`scatterptx_scatter_add`, `scatterptx_scatter_add_with_allocator`",
+       "undefined: the library trusts it beyond NULL and alignment", "", {}},
   };
 }
 

@@ -38,6 +38,7 @@ enum class Entry {
   kPlanDestroy,   // with a NULL plan
   kTakeIndexError,
   kSetAllocator,
+  kScatterAddWithAllocator,  // with Call::allocator
   kStatusName,
   kDtypeSize,
   kDtypeName,
@@ -61,8 +62,7 @@ struct Call {
   bool answer_null = false;          // the pointer an entry answers through (bytes, plan, position) is NULL
   bool buffer_null = false;          // describe's buffer
   size_t buffer_size = 1024;
-  scatterptx_allocator allocator{};  // set_allocator's
-  bool with_call_allocator = false;  // args.allocator = &allocator at the call
+  scatterptx_allocator allocator{};  // set_allocator's and scatter_add_with_allocator's
   int raw_value = 0;                 // status_name's status, dtype_size's and dtype_name's dtype
   int64_t cpp_src_cols = 64;         // make_args's src.cols
   CUstream stream = nullptr;

@@ -129,7 +129,7 @@ TEST_F(CallWorkspaceTest, NullFromTheCallsOwnAllocatorNamesIt) {
   script.hand_out = 0;
   CallWorkspace workspace(api_, state_, 4096, kStream, &own);
   EXPECT_TRUE(workspace.empty());
-  EXPECT_NE(workspace.why().find("args.allocator returned NULL for 4096 bytes"), std::string::npos)
+  EXPECT_NE(workspace.why().find("the call's allocator returned NULL for 4096 bytes"), std::string::npos)
       << workspace.why();
   EXPECT_EQ(script.pool_allocations, 0) << "the pool stood in for the call's allocator";
 }

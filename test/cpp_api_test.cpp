@@ -83,7 +83,6 @@ TEST(CppApi, MakeArgsFillsEveryField) {
   EXPECT_EQ(args.weights_dtype, SCATTERPTX_F32);
   EXPECT_EQ(args.reduce, SCATTERPTX_REDUCE_SUM);
   EXPECT_EQ(args.include_self, 1);
-  EXPECT_EQ(args.allocator, nullptr);
 }
 
 TEST(CppApi, WithReduceAndWithWeightsSetOnlyTheirFields) {
@@ -106,7 +105,7 @@ TEST(CppApi, WithReduceAndWithWeightsSetOnlyTheirFields) {
                 changed->cols == base.cols && changed->dtype == base.dtype && changed->index == base.index &&
                 changed->index_type == base.index_type && changed->index_check == base.index_check &&
                 changed->path == base.path && changed->schedule == base.schedule &&
-                changed->grouping == base.grouping && changed->allocator == base.allocator);
+                changed->grouping == base.grouping);
   }
   EXPECT_EQ(amax.weights, base.weights);
   EXPECT_EQ(weighted.reduce, base.reduce);

@@ -75,9 +75,9 @@ std::string run_default_call(const ScatterShape& s, uint64_t seed,
   DeviceScatter device(s, host);
   scatterptx_scatter_add_args args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
   args.grouping = grouping;
-  args.allocator = call_allocator;
   const std::string plan = describe_plan(args);
-  EXPECT_EQ(scatterptx_scatter_add(&args, nullptr), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+  EXPECT_EQ(scatterptx_scatter_add_with_allocator(&args, call_allocator, nullptr), SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
   expect_scatter_result(s, host, device, 1);
   int64_t position = 0;
   EXPECT_EQ(scatterptx_take_index_error(&position), SCATTERPTX_SUCCESS);

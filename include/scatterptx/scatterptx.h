@@ -113,9 +113,10 @@ typedef struct scatterptx_schedule {
  * scatterptx_scatter_add groups where the planner expects grouping to win
  * (rows of 256 bytes or more, 16-byte aligned, at least 65536 of them, into
  * an out beyond 16 MiB or onto hot targets, unless the privatised path takes
- * them). Grouping needs a workspace for the call: from args.allocator, else
- * the allocator registered with scatterptx_set_allocator(), else a
- * stream-ordered pool of the library's (cuMemAllocFromPoolAsync, capturable). Its size is
+ * them). Grouping needs a workspace for the call: from the call's own
+ * allocator (scatterptx_scatter_add_with_allocator()), else the one
+ * registered with scatterptx_set_allocator(), else a stream-ordered pool of
+ * the library's (cuMemAllocFromPoolAsync, capturable). Its size is
  * scatterptx_plan_workspace_size()'s for SEGMENTED, about
  * 16*M + 4*256*ceil(M/2048) + 4*ceil(M/256)*row_bytes + 1 KB (row_bytes of
  * f32 sums, f64 for f64, rounded up to 16), plus up to 8*M for weights of
@@ -154,8 +155,6 @@ typedef enum scatterptx_reduce {
   SCATTERPTX_REDUCE_AMIN = 3  /* the element-wise minimum; no weights */
 } scatterptx_reduce;
 
-struct scatterptx_allocator; /* below, with scatterptx_set_allocator() */
-
 typedef struct scatterptx_scatter_add_args {
   void* out;              /* device pointer, out_rows x cols */
   int64_t out_rows;
@@ -171,9 +170,11 @@ typedef struct scatterptx_scatter_add_args {
   scatterptx_path path;
   const scatterptx_schedule* schedule; /* NULL: the planner's schedule */
   scatterptx_grouping grouping;        /* scatterptx_scatter_add only; plans and grouped calls ignore it */
-  /* Fields below were added later; the struct only ever grows at its end.
-   * Fill it with scatterptx_scatter_add_args_init() first: a zero-filled
-   * struct means include_self = 0. */
+  /* Fields below were added later, at the end. The library reads the
+   * struct as its own header declares it (no size is passed): build against
+   * the header of the library you load. Fill it with
+   * scatterptx_scatter_add_args_init() first: a zero-filled struct means
+   * include_self = 0. */
   /* NULL, or a device pointer to src_rows factors of weights_dtype, one per
    * source row: out[index[i], :] += weights[i] * src[i, :], the product
    * taken in f32 (f64 for f64 rows). With reduce SUM only. A plan reads it
@@ -182,17 +183,11 @@ typedef struct scatterptx_scatter_add_args {
   scatterptx_dtype weights_dtype; /* SCATTERPTX_F32, or dtype itself */
   scatterptx_reduce reduce;       /* see scatterptx_reduce */
   int include_self;               /* nonzero: each reached out row joins its own reduce */
-  /* NULL, or the allocator this call's grouping workspace comes from, in
-   * place of the process-wide one (scatterptx_set_allocator): an allocator
-   * that serves its own caller's calls and nobody else's. Both functions
-   * must be set. scatterptx_scatter_add only, like grouping. */
-  const struct scatterptx_allocator* allocator;
 } scatterptx_scatter_add_args;
 
 /* Fills args with the defaults: zero sizes, NULL pointers, f32, int64 index,
  * RECORD mode, AUTO path, no schedule override, grouping AUTO, no weights
- * (weights_dtype f32), reduce SUM, include_self 1, no allocator of the
- * call's own: out[index[i], :] += src[i, :]. */
+ * (weights_dtype f32), reduce SUM, include_self 1: out[index[i], :] += src[i, :]. */
 SCATTERPTX_API
 void scatterptx_scatter_add_args_init(scatterptx_scatter_add_args* args);
 
@@ -346,8 +341,8 @@ scatterptx_status scatterptx_scatter_add_grouped(const scatterptx_scatter_add_ar
                                                  size_t workspace_bytes, CUstream stream);
 
 /* Where the default call's grouping workspaces come from: for every call,
- * registered with scatterptx_set_allocator(), or for one, as args.allocator.
- * allocate returns `bytes` of device memory of the calling thread's current
+ * registered with scatterptx_set_allocator(), or for one, given to
+ * scatterptx_scatter_add_with_allocator(). allocate returns `bytes` of device memory of the calling thread's current
  * context, 256-byte aligned, usable by work enqueued on `stream` after the
  * call, or NULL when it cannot (the call then streams, or fails with
  * SCATTERPTX_ERROR_OUT_OF_MEMORY under SCATTERPTX_GROUPING_NO_FALLBACK).
@@ -362,11 +357,20 @@ typedef struct scatterptx_allocator {
 } scatterptx_allocator;
 
 /* Registers allocator (copied) for every call in the process that brings no
- * args.allocator; NULL returns to the library's stream-ordered pool.
+ * allocator of its own; NULL returns to the library's stream-ordered pool.
  * allocate and release must both be set. Takes effect for calls that start
  * after it returns. */
 SCATTERPTX_API
 scatterptx_status scatterptx_set_allocator(const scatterptx_allocator* allocator);
+
+/* scatterptx_scatter_add, with its grouping workspace from allocator in place
+ * of the registered one: an allocator that serves its own caller's calls and
+ * nobody else's (the Python package passes torch's caching allocator so).
+ * allocate and release must both be set; NULL allocator is
+ * scatterptx_scatter_add itself. */
+SCATTERPTX_API
+scatterptx_status scatterptx_scatter_add_with_allocator(const scatterptx_scatter_add_args* args,
+                                                        const scatterptx_allocator* allocator, CUstream stream);
 
 /* The message of the calling thread's last call: why it failed, or "" after
  * a success (every call but this one sets it), so read it right away. */

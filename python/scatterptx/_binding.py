@@ -56,7 +56,6 @@ class Args(ctypes.Structure):
         ("weights_dtype", ctypes.c_int),
         ("reduce", ctypes.c_int),
         ("include_self", ctypes.c_int),
-        ("allocator", ctypes.c_void_p),  # the call's own scatterptx_allocator, or NULL
     ]
 
 
@@ -116,6 +115,8 @@ def _load():
     lib.scatterptx_last_error_message.restype = ctypes.c_char_p
     lib.scatterptx_set_allocator.argtypes = [ctypes.c_void_p]
     lib.scatterptx_set_allocator.restype = ctypes.c_int
+    lib.scatterptx_scatter_add_with_allocator.argtypes = [ctypes.POINTER(Args), ctypes.c_void_p, ctypes.c_void_p]
+    lib.scatterptx_scatter_add_with_allocator.restype = ctypes.c_int
     _declare_grouped(lib)
     return lib
 

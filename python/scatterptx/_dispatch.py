@@ -79,10 +79,9 @@ def scatter_add_(out, index, src, *, stream=None, check_index=False, path="auto"
     if stream is None:
         stream = torch_stream(out) if is_torch_tensor(out) else 0
     args = problem_args(problem, check_index, path, grouping)
-    if is_torch_tensor(out):
-        args.allocator = torch_allocator()
-    check(on_tensor_device(out, lambda: library().scatterptx_scatter_add(ctypes.byref(args),
-                                                                        ctypes.c_void_p(stream or None))))
+    allocator = torch_allocator() if is_torch_tensor(out) else None  # torch's pool for torch's tensors alone
+    check(on_tensor_device(out, lambda: library().scatterptx_scatter_add_with_allocator(
+        ctypes.byref(args), allocator, ctypes.c_void_p(stream or None))))
     if is_torch_tensor(out) and problem.src_rows and problem.cols:  # an empty call loads nothing
         note_torch_device_ready(out.get_device())  # the call loaded the kernels there
     return out

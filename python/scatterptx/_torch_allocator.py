@@ -1,7 +1,7 @@
 """torch's caching allocator for the grouping workspaces of calls on torch tensors.
 
 The torch operators and the binding's calls on torch tensors pass it as the
-call's own allocator (args.allocator), so that the memory shows in
+call's own allocator (scatterptx_scatter_add_with_allocator), so that the memory shows in
 torch.cuda.memory_allocated and is reused by torch, and so that torch's pool
 serves those calls alone: C and C++ code in the process, and arrays of other
 libraries, keep the library's stream-ordered pool. A failed torch allocation
@@ -53,7 +53,7 @@ _registration_lock = threading.Lock()
 
 
 def torch_allocator():
-    """The address of the allocator struct for args.allocator, made once per process."""
+    """The address of the allocator struct the calls pass, made once per process."""
     global _registration
     if _registration is None:
         with _registration_lock:  # one struct, whose callbacks this module keeps alive

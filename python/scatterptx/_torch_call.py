@@ -62,6 +62,7 @@ _ROCM = torch.version.hip is not None
 _ROCM_REASON = "a ROCm build of torch (the library runs on NVIDIA GPUs)"
 _args_template = None
 _library_fn = None
+_allocator = None  # torch's caching allocator, for the calls' grouping workspaces
 
 
 def _device_capability(device_index):
@@ -192,7 +193,7 @@ def _launch(out, index, source, device_index, reduce="sum", include_self=True, w
             return _deterministic_call(args, stream, out.device)
     else:
         def call():
-            return _library_fn(ctypes.byref(args), stream)
+            return _library_fn(ctypes.byref(args), _allocator, stream)
     status = call()
     if status == 3:  # SCATTERPTX_ERROR_NO_CONTEXT
         _make_context_current(device_index)
@@ -270,10 +271,10 @@ def _launch_as_is(out, index, source):
     previous = torch._C._cuda_exchangeDevice(device)  # the library runs in the current context
     try:
         stream = torch._C._cuda_getCurrentRawStream(device)
-        status = _library_fn(ctypes.byref(args), stream)
+        status = _library_fn(ctypes.byref(args), _allocator, stream)
         if status == 3:  # SCATTERPTX_ERROR_NO_CONTEXT
             _make_context_current(device)
-            status = _library_fn(ctypes.byref(args), stream)
+            status = _library_fn(ctypes.byref(args), _allocator, stream)
     finally:
         torch._C._cuda_maybeExchangeDevice(previous)
     _binding.check(status)
@@ -281,12 +282,12 @@ def _launch_as_is(out, index, source):
 
 
 def _args_template_or_init():
-    global _args_template, _library_fn
+    global _args_template, _library_fn, _allocator
     if _args_template is None:
         template = _binding.Args()
         _binding.library().scatterptx_scatter_add_args_init(ctypes.byref(template))
-        _library_fn = _binding.library().scatterptx_scatter_add
-        template.allocator = torch_allocator()  # the default call's grouping workspaces come from torch
+        _library_fn = _binding.library().scatterptx_scatter_add_with_allocator
+        _allocator = torch_allocator()  # the default call's grouping workspaces come from torch
         _args_template = template
     return _args_template
 

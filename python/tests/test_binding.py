@@ -213,7 +213,9 @@ class TorchDevice(unittest.TestCase):
                    mock.patch.object(torch._C, "_cuda_maybeExchangeDevice", create=True,
                                      new=lambda d: self.switches.append(("back", d)) or 1),
                    mock.patch.object(torch.cuda, "mem_get_info",
-                                     new=lambda d: self.switches.append(("bind", d)) or (0, 0))]
+                                     new=lambda d: self.switches.append(("bind", d)) or (0, 0)),
+                   mock.patch.object(scatterptx._dispatch, "note_torch_device_ready",
+                                     new=lambda d: self.switches.append(("ready", d)))]
         for patch in patches:
             patch.start()
             self.addCleanup(patch.stop)
@@ -233,7 +235,7 @@ class TorchDevice(unittest.TestCase):
             def __getattr__(self, name):
                 return getattr(real, name)
 
-            def scatterptx_scatter_add(self, args, stream):
+            def scatterptx_scatter_add_with_allocator(self, args, allocator, stream):
                 return statuses.pop(0)
 
         return mock.patch.object(_dispatch, "library", new=Library)
@@ -250,7 +252,8 @@ class TorchDevice(unittest.TestCase):
         with self.scripted_library(statuses):
             self.assertIs(scatterptx.scatter_add_(out, index, src, stream=0), out)
         self.assertEqual(statuses, [])
-        self.assertEqual(self.switches, [("to", 1), ("bind", 1), ("back", 0)])
+        # The torch operators learn that the call loaded the kernels on device 1.
+        self.assertEqual(self.switches, [("to", 1), ("bind", 1), ("back", 0), ("ready", 1)])
 
 
 @unittest.skipUnless(importlib.util.find_spec("torch"), "torch is not installed")
@@ -308,9 +311,9 @@ class TorchAllocatorCallbacks(unittest.TestCase):
     def test_the_operators_calls_bring_torchs_allocator(self):
         from scatterptx import _torch_allocator, _torch_call
 
-        template = _torch_call._args_template_or_init()
-        self.assertEqual(template.allocator, _torch_allocator.torch_allocator())
-        self.assertIsNotNone(template.allocator)
+        _torch_call._args_template_or_init()
+        self.assertEqual(_torch_call._library_fn.__name__, "scatterptx_scatter_add_with_allocator")
+        self.assertEqual(_torch_call._allocator, _torch_allocator.torch_allocator())
 
 
 @unittest.skipUnless(importlib.util.find_spec("torch"), "torch is not installed")
