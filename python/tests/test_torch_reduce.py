@@ -72,6 +72,19 @@ def weighted_reference(out, index, src, weights):
     return out.index_add(0, index.long(), src * weights.view(-1, 1))
 
 
+def rounding_rule_case(device="cpu", rows=3, cols=1):
+    """A bf16 weighted sum into one target whose result tells the rounding
+    rules apart: three rows of ones (any more are zeros) weighted by float32
+    1 + 3 * 2^-9. Each product rounded to bf16 before it is added gives
+    3.03125; the float32 products summed in float32, rounded once, 3.015625;
+    the weights ignored, 3.0."""
+    out = torch.zeros(1, cols, dtype=torch.bfloat16, device=device)
+    src = torch.zeros(rows, cols, dtype=torch.bfloat16, device=device)
+    src[:3] = 1
+    weights = torch.full((rows,), 1 + 3 * 2**-9, dtype=torch.float32, device=device)
+    return out, torch.zeros(rows, dtype=torch.int64, device=device), src, weights
+
+
 def torch_gradients(out, index, src, reduce, include_self, grad):
     """(result, gradient of out, gradient of src) of torch.scatter_reduce."""
     out, src = out.detach().clone().requires_grad_(), src.detach().clone().requires_grad_()
@@ -187,12 +200,10 @@ class CpuFallback(unittest.TestCase):
                             torch.testing.assert_close(result.double(), expected, rtol=tolerance, atol=tolerance)
 
     def test_weighted_index_add_rounds_each_product_to_the_rows_dtype(self):
-        # the library's streaming path multiplies in float32 and rounds to bf16 before adding
-        out = torch.zeros(1, 1, dtype=torch.bfloat16)
-        src = torch.tensor([[1.0 + 2**-7]], dtype=torch.bfloat16)
-        weights = torch.tensor([1.0 + 2**-9], dtype=torch.float32)
-        got = quietly(spt.weighted_index_add, out, torch.tensor([0]), src, weights)
-        self.assertEqual(got.item(), (src.float() * weights).to(torch.bfloat16).item())
+        # the fallback takes the library's streaming rule (_torch_math._weighted_rows):
+        # each product in float32, rounded to bf16 before it is added
+        out, index, src, weights = rounding_rule_case()
+        self.assertEqual(quietly(spt.weighted_index_add, out, index, src, weights).item(), 3.03125)
 
     def test_fallbacks_are_counted_and_name_torchs_op(self):
         spt.reset_fallback_counts()
@@ -644,6 +655,24 @@ def assert_close_to_float64(test, got, expected, dtype, what=""):
     test.assertLessEqual(error, TOLERANCE[dtype] * 4, f"{what}: relative error {error:.3g}")
 
 
+def planned_bf16_weighted_sum(out, index, src, weights):
+    """What scatterptx_describe_plan says the default call runs for
+    out[index[i], :] += weights[i] * src[i, :] on bf16 rows, int64 index and
+    float32 weights: "mode=segmented ..." where it groups."""
+    import ctypes
+
+    from scatterptx import _binding
+    from scatterptx._arrays import Problem
+    from scatterptx._dispatch import problem_args
+
+    args = problem_args(Problem(out.data_ptr(), out.shape[0], out.stride(0), src.data_ptr(), src.shape[0],
+                                src.stride(0), src.shape[1], "bf16", index.data_ptr(), "int64"))
+    args.weights, args.weights_dtype = weights.data_ptr(), _binding.DTYPES["f32"]
+    text = ctypes.create_string_buffer(512)
+    _binding.check(scatterptx.library().scatterptx_describe_plan(ctypes.byref(args), text, len(text)))
+    return text.value.decode()
+
+
 @unittest.skipUnless(GPUS, NO_GPU)
 class Gpu(unittest.TestCase):
     def setUp(self):
@@ -706,6 +735,20 @@ class Gpu(unittest.TestCase):
                                     assert_close_to_float64(self, in_place, expected, dtype, what + " in place")
         finally:
             torch.use_deterministic_algorithms(previous)
+        self.assert_no_fallback()
+
+    def test_weighted_bf16_sums_round_as_each_path_documents(self):
+        # docs/design.md "Reduces and weights": streamed, each product is
+        # rounded to bf16 before its red; grouped, the products are fused into
+        # a float32 sum rounded once. One-column rows stream; 2^16 rows of 256
+        # bytes into one target group (host/group_plan.cpp auto_reason).
+        for rows, cols, plan, expected in ((3, 1, "path=red", 3.03125), (1 << 16, 128, "mode=segmented", 3.015625)):
+            with self.subTest(plan):
+                out, index, src, weights = rounding_rule_case("cuda", rows, cols)
+                described = planned_bf16_weighted_sum(out, index, src, weights)
+                self.assertTrue(described.startswith(plan), described)
+                got = spt.weighted_index_add(out, index, src, weights)
+                self.assertTrue(torch.equal(got, torch.full_like(got, expected)), f"{plan}: {got.unique().tolist()}")
         self.assert_no_fallback()
 
     def test_scatter_matches_pygs_semantics(self):
