@@ -719,11 +719,16 @@ class Gpu(unittest.TestCase):
         graph.replay()
         torch.cuda.synchronize()
         self.assertTrue(torch.equal(out.double(), 2 * expected))
+        for op in ("aten::index_add_", "aten::_index_put_impl_"):
+            self.assertGreaterEqual(routed(op), 2, op)  # the call before the capture and the captured one
+            self.assertEqual(left(op), {}, op)
+        self.assertEqual(spt.fallback_counts(), {})  # the captured calls ran the library, not torch's op
 
     def test_deterministic_mode_is_bitwise_reproducible(self):
-        out = torch.zeros(64, 64, device="cuda")
-        src = torch.randn(200_000, 64, device="cuda")
-        index = torch.randint(0, 64, (200_000,), device="cuda")
+        generator = torch.Generator().manual_seed(6)
+        out = torch.randn(64, 64, generator=generator).to("cuda")
+        src = torch.randn(200_000, 64, generator=generator).to("cuda")
+        index = torch.randint(0, 64, (200_000,), generator=generator).to("cuda")
         previous = torch.are_deterministic_algorithms_enabled()
         torch.use_deterministic_algorithms(True)
         try:
@@ -732,7 +737,12 @@ class Gpu(unittest.TestCase):
                 self.assertTrue(torch.equal(out.clone().index_add_(0, index, src), first))
         finally:
             torch.use_deterministic_algorithms(previous)
+        self.assertEqual(routed("aten::index_add_"), 6)
         self.assertEqual(left("aten::index_add_"), {})
+        self.assertEqual(spt.fallback_counts(), {})
+        # on the CPU, where the switch never routes: the reference is torch's own
+        expected = out.double().cpu().index_add(0, index.cpu(), src.double().cpu())
+        torch.testing.assert_close(first.double().cpu(), expected, rtol=1e-4, atol=1e-3)
 
 
 def small_graph(nodes=2000, edges=30000, features=32, device="cuda", seed=0):
