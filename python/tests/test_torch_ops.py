@@ -244,6 +244,7 @@ class Scatter(unittest.TestCase):
                                     torch.zeros(5, dtype=src.dtype).index_add(0, index, src[:, 0])))
         out = torch.ones(5, dtype=src.dtype)
         self.assertIs(quietly(spt.scatter, src[:, 0], index, out=out), out)
+        self.assertTrue(torch.equal(out, torch.ones(5, dtype=src.dtype).index_add(0, index, src[:, 0])))
 
     def test_pyg_positional_order_is_taken(self):
         # PyG's scatter(src, index, dim, dim_size, reduce) by position; the
@@ -447,6 +448,18 @@ class Gpu(unittest.TestCase):
                 torch.testing.assert_close(got.double(), expected, rtol=tolerance[dtype], atol=tolerance[dtype] * 30)
                 spt.index_add_(out, index, src)
                 torch.testing.assert_close(out.double(), expected, rtol=tolerance[dtype], atol=tolerance[dtype] * 30)
+        self.assert_no_fallback()
+
+    def test_one_dimensional_src(self):
+        # scatter runs 1-D rows as one column: the library's, not torch's op
+        _, index, src = case("cuda")
+        rows, exact_index = src[:, 0], index.cpu()
+        out = torch.ones(5, dtype=src.dtype, device="cuda")
+        self.assertIs(spt.scatter(rows, index, out=out), out)
+        expected = torch.ones(5, dtype=src.dtype).index_add(0, exact_index, rows.cpu())
+        torch.testing.assert_close(out.cpu(), expected, rtol=1e-12, atol=1e-12)
+        expected = torch.zeros(5, dtype=src.dtype).index_add(0, exact_index, rows.cpu())
+        torch.testing.assert_close(spt.scatter(rows, index, dim_size=5).cpu(), expected, rtol=1e-12, atol=1e-12)
         self.assert_no_fallback()
 
     def test_opcheck_cuda(self):
