@@ -626,6 +626,7 @@ print(sorted(first), spt.fallback_counts() == first)
         device = GPUS[0]
         out, index, src = case(f"cuda:{device}", "float32", rows=500, out_rows=50, cols=16)
         expected = reference(out, index, src)
+        spt.index_add(out, index, src)  # prepares the device: a first call makes it current once more to do so
         made_current = []
         exchange = torch._C._cuda_exchangeDevice
 
