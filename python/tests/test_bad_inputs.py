@@ -4,7 +4,8 @@ BindingRows runs every binding case (fake arrays, no GPU, no torch) and
 checks what it raises. TorchOnCpu needs torch; TorchOnGpu needs torch with
 an sm_90+ GPU: they prove what the torch rows say, the GPU cases on
 poisoned memory (every byte the call may not write is compared before and
-after) and each followed by a valid call checked in float64.
+after) and each followed by a valid call checked in float64 that must run
+the library, not fall back to torch's op.
 """
 
 import importlib.util
@@ -200,10 +201,9 @@ class TorchOnGpu(unittest.TestCase, TorchErrorComparison):
         self.assertTrue(torch.equal(got, out.index_add(0, index, src)))
         self.assertEqual(sum(spt.fallback_counts().values()), 1)
 
-    def poisoned(self, rows, out_rows, cols):
+    def poisoned(self, rows, out_rows, cols, generator):
         """An f32 out inside a larger tensor of random values (rows around it,
-        columns after it), and a random src."""
-        generator = torch.Generator(device="cuda").manual_seed(int(torch.randint(1 << 30, ()).item()))
+        columns after it), and a random src, drawn from generator."""
         arena = torch.randn(out_rows + 4, cols + 3, device="cuda", generator=generator)
         out = arena[2:-2, :cols]
         src = torch.randn(rows, cols, device="cuda", generator=generator)
@@ -224,11 +224,12 @@ class TorchOnGpu(unittest.TestCase, TorchErrorComparison):
         torch.testing.assert_close(arena[2:-2, :cols].double(), expected, rtol=1e-5, atol=1e-4)
 
     def test_out_of_range_rows_are_skipped_and_nothing_else_changes(self):
+        generator = torch.Generator(device="cuda").manual_seed(0)
         for index_dtype in (torch.int32, torch.int64):
             with self.subTest(index_dtype=index_dtype):
                 rows, out_rows, cols = 3000, 500, 64
-                arena, out, src = self.poisoned(rows, out_rows, cols)
-                index = torch.randint(0, out_rows, (rows,), device="cuda", dtype=index_dtype)
+                arena, out, src = self.poisoned(rows, out_rows, cols, generator)
+                index = torch.randint(0, out_rows, (rows,), device="cuda", dtype=index_dtype, generator=generator)
                 bad = {17: out_rows + 123, 40: -1, 41: out_rows, 2999: -out_rows, 1000: 2**31 - 1}
                 if index_dtype == torch.int64:
                     bad.update({1500: 2**32 + 3, 1501: -2**63})
@@ -241,22 +242,26 @@ class TorchOnGpu(unittest.TestCase, TorchErrorComparison):
                 self.assertTrue(torch.equal(src, src_before) and torch.equal(index, index_before))
                 # A valid call in the same context.
                 before = arena.clone()
-                valid = torch.randint(0, out_rows, (rows,), device="cuda", dtype=index_dtype)
+                valid = torch.randint(0, out_rows, (rows,), device="cuda", dtype=index_dtype, generator=generator)
+                spt.reset_fallback_counts()
                 spt.index_add_(out, valid, src)
+                self.assertEqual(spt.fallback_counts(), {})
                 self.assertEqual(scatterptx.take_index_error(), -1)
                 self.assert_only_valid_rows_changed(before, arena, out_rows, cols, valid, src)
 
     def test_src_sharing_out_is_refused(self):
-        arena, out, _ = self.poisoned(10, 10, 8)
+        generator = torch.Generator(device="cuda").manual_seed(1)
+        arena, out, src = self.poisoned(10, 10, 8, generator)
         before = arena.clone()
         with self.assertRaises(scatterptx.ScatterPtxError) as caught:
             spt.index_add_(out, torch.arange(10, device="cuda"), out)
         self.assertEqual(caught.exception.status, "SCATTERPTX_ERROR_INVALID_ARGUMENT")
         self.assertIn("out and src overlap in memory", str(caught.exception))
         self.assertTrue(torch.equal(arena.view(torch.int32), before.view(torch.int32)))
-        src = torch.randn(10, 8, device="cuda")
-        index = torch.randint(0, 10, (10,), device="cuda")
+        index = torch.randint(0, 10, (10,), device="cuda", generator=generator)
+        spt.reset_fallback_counts()
         spt.index_add_(out, index, src)
+        self.assertEqual(spt.fallback_counts(), {})
         self.assert_only_valid_rows_changed(before, arena, 10, 8, index, src)
 
     def test_src_read_in_a_copy_sharing_out_is_refused_untouched(self):
@@ -270,17 +275,21 @@ class TorchOnGpu(unittest.TestCase, TorchErrorComparison):
         self.assertTrue(torch.equal(out, before))
 
     def test_expanded_out_is_refused_untouched(self):
-        base = torch.randn(1, 3, device="cuda")
+        generator = torch.Generator(device="cuda").manual_seed(2)
+        arena, out, src = self.poisoned(4, 5, 3, generator)
+        base = torch.randn(1, 3, device="cuda", generator=generator)
         before = base.clone()
-        index, src = torch.tensor([0, 1, 1, 4], device="cuda"), torch.ones(4, 3, device="cuda")
+        index = torch.tensor([0, 1, 1, 4], device="cuda")
         # Computed in a contiguous copy; copying it back into rows that share
         # memory is torch's error, raised before anything is written.
         with self.assertRaisesRegex(RuntimeError, "more than one element of the written-to tensor"):
             spt.index_add_(base.expand(5, 3), index, src)
         self.assertTrue(torch.equal(base, before))
-        out = torch.zeros(5, 3, device="cuda")
+        before = arena.clone()
+        spt.reset_fallback_counts()
         spt.index_add_(out, index, src)
-        self.assertTrue(torch.equal(out, torch.zeros(5, 3, device="cuda").index_add_(0, index, src)))
+        self.assertEqual(spt.fallback_counts(), {})
+        self.assert_only_valid_rows_changed(before, arena, 5, 3, index, src)
 
 
 if __name__ == "__main__":
