@@ -98,7 +98,14 @@ def segmented_workspace_formula(rows, cols, accumulator_bytes):
 
 class HostOnly(unittest.TestCase):
     def test_library_loads_and_reports_messages(self):
-        self.assertIsNotNone(scatterptx.library())
+        from scatterptx._arrays import Problem
+        from scatterptx._dispatch import problem_args
+
+        library = scatterptx.library()
+        # A row stride of 2 for 4 columns: refused by validation, before any driver call.
+        args = problem_args(Problem(FAKE, 10, 2, FAKE * 2, 5, 4, 4, "f32", FAKE * 3, "int64"))
+        self.assertEqual(library.scatterptx_scatter_add(ctypes.byref(args), None), 1)  # INVALID_ARGUMENT
+        self.assertIn(b"out_row_stride = 2", library.scatterptx_last_error_message())
 
     def test_the_ctypes_structs_are_as_large_as_the_librarys(self):
         # The init functions write the whole C struct: one field the ctypes
@@ -122,7 +129,19 @@ class HostOnly(unittest.TestCase):
         self.assertIn("out_row_stride", str(caught.exception))
 
     def test_empty_source_is_a_no_op(self):
-        scatterptx.scatter_add_pointers(0, 0, 4, 0, 0, 4, 4, "f32", 0)
+        # No source rows or no columns: the header makes it a no-op whatever the
+        # pointers, NULL or not, reached before the driver (SUCCESS without one).
+        from scatterptx._arrays import Problem
+        from scatterptx._dispatch import problem_args
+
+        library = scatterptx.library()
+        for out, src, index in ((0, 0, 0), (FAKE * 16, FAKE * 32, FAKE * 48)):
+            for src_rows, cols in ((0, 4), (5, 0)):
+                with self.subTest(out=out, src_rows=src_rows, cols=cols):
+                    args = problem_args(Problem(out, 10, 4, src, src_rows, 4, cols, "f32", index, "int64"))
+                    self.assertEqual(library.scatterptx_scatter_add(ctypes.byref(args), None), 0,
+                                     library.scatterptx_last_error_message())
+                    scatterptx.scatter_add_pointers(out, 10, 4, src, src_rows, 4, cols, "f32", index)
 
     def test_unknown_path_and_grouping_are_refused_before_the_library(self):
         with self.assertRaisesRegex(ValueError, "path"):
@@ -489,6 +508,17 @@ class AgainstTorch(unittest.TestCase):
         torch.cuda.synchronize()
         self.assertEqual(torch.cuda.memory_stats()["allocation.all.allocated"], allocations)
         assert_within_rounding(self, out, out0, index, src, "grouped call on raw pointers", accumulated=True)
+
+    def test_empty_source_is_a_no_op(self):
+        torch = gpu_torch()
+        _, out, src, index = make_case(torch, torch.float32, torch.int64, 5, 10, 8)
+        before = out.clone()
+        for path in ("auto", "tma", "red", "private"):
+            scatterptx.scatter_add_(out, index[:0], src[:0], path=path)
+        # no columns, on the real tensors' pointers
+        scatterptx.scatter_add_pointers(out.data_ptr(), 10, 8, src.data_ptr(), 5, 8, 0, "f32", index.data_ptr())
+        torch.cuda.synchronize()
+        self.assertTrue(same_bits(out, before))
 
     def test_checked_mode_raises_on_bad_index(self):
         torch = gpu_torch()
