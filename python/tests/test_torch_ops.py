@@ -519,10 +519,15 @@ class Gpu(unittest.TestCase):
         def model(out, index, src):
             return spt.index_add_(spt.index_add(out, index, src) * 2, index, src)
 
+        exact_index, exact_src = index.cpu(), src.double().cpu()
+        exact = (out.double().cpu().index_add(0, exact_index, exact_src) * 2).index_add(0, exact_index, exact_src)
         expected = model(out, index, src)
+        torch.testing.assert_close(expected.double().cpu(), exact, rtol=1e-5, atol=1e-4)
         for backend in ("aot_eager", "inductor"):
             compiled = torch.compile(model, fullgraph=True, backend=backend)
-            torch.testing.assert_close(compiled(out, index, src), expected)
+            got = compiled(out, index, src)
+            torch.testing.assert_close(got, expected)
+            torch.testing.assert_close(got.double().cpu(), exact, rtol=1e-5, atol=1e-4)
         self.assert_no_fallback()
 
     def test_cuda_graph_capture_and_replay(self):

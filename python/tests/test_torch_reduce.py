@@ -862,12 +862,19 @@ class Gpu(unittest.TestCase):
 
     def test_compile_fullgraph_cuda(self):
         out, index, src = case("cuda", "float32", rows=500, out_rows=50, cols=16)
-        weights = torch.randn(500, device="cuda")
+        weights = torch.randn(500, generator=torch.Generator().manual_seed(6)).to("cuda")
+        # reduce_model's steps by torch's own ops in float64 on the CPU
+        largest = reference(out, index, src, "amax", False)
+        averaged = reference(weighted_reference(largest, index, src, weights), index, src, "mean", True)
+        exact = averaged + reference(torch.zeros(out.shape, dtype=torch.float64), index, src, "amin", False)
         expected = reduce_model(out, index, src, weights)
+        torch.testing.assert_close(expected.double().cpu(), exact, rtol=1e-5, atol=1e-4)
         for backend in ("aot_eager", "inductor"):
             torch._dynamo.reset()
             compiled = torch.compile(reduce_model, fullgraph=True, backend=backend)
-            torch.testing.assert_close(compiled(out, index, src, weights), expected)
+            got = compiled(out, index, src, weights)
+            torch.testing.assert_close(got, expected)
+            torch.testing.assert_close(got.double().cpu(), exact, rtol=1e-5, atol=1e-4)
         self.assert_no_fallback()
 
     def test_cuda_graph_capture_and_replay(self):
