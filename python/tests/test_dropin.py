@@ -602,10 +602,11 @@ class Gpu(unittest.TestCase):
         spt.disable()
 
     def test_plain_calls_match_float64_and_are_routed(self):
+        generator = torch.Generator().manual_seed(7)
         for dtype in TOLERANCE:
-            out = torch.randn(500, 64, dtype=torch.float64, device="cuda")
-            src = torch.randn(3000, 64, dtype=torch.float64, device="cuda")
-            index = torch.randint(0, 500, (3000,), device="cuda")
+            out = torch.randn(500, 64, dtype=torch.float64, generator=generator).to("cuda")
+            src = torch.randn(3000, 64, dtype=torch.float64, generator=generator).to("cuda")
+            index = torch.randint(0, 500, (3000,), generator=generator).to("cuda")
             o, s = out.to(dtype), src.to(dtype)
             expanded = index.view(-1, 1).expand_as(s)
             for got in (o.clone().index_add_(0, index, s), torch.index_add(o, 0, index, s),
@@ -643,10 +644,12 @@ class Gpu(unittest.TestCase):
             self.assertEqual(sum(left(op).values()), len(functions), (op, left(op)))
 
     def test_scatter_reduce_of_every_reduce_matches_float64_and_is_routed(self):
+        generator = torch.Generator().manual_seed(8)
         for dtype in TOLERANCE:
-            out = torch.randn(120, 64, dtype=torch.float64, device="cuda")
-            src = torch.randn(3000, 64, dtype=torch.float64, device="cuda")
-            index = torch.randint(0, 100, (3000,), device="cuda")  # rows 100 to 119: no row reaches them
+            out = torch.randn(120, 64, dtype=torch.float64, generator=generator).to("cuda")
+            src = torch.randn(3000, 64, dtype=torch.float64, generator=generator).to("cuda")
+            # rows 100 to 119: no row reaches them
+            index = torch.randint(0, 100, (3000,), generator=generator).to("cuda")
             o, s = out.to(dtype), src.to(dtype)
             expanded = index.view(-1, 1).expand_as(s)
             for reduce in ("sum", "mean", "amax", "amin"):
