@@ -13,6 +13,7 @@ import unittest
 import warnings
 
 from package_under_test import scatterptx
+from torch_devices import GPUS, NO_GPU
 
 import bad_inputs_cases as cases
 
@@ -21,10 +22,6 @@ if HAVE_TORCH:
     import torch
 
     import scatterptx.torch as spt
-
-
-def sm90_gpu():
-    return HAVE_TORCH and torch.cuda.is_available() and torch.cuda.get_device_capability(0)[0] >= 9
 
 
 def quietly(function, *args, **kwargs):
@@ -172,7 +169,7 @@ class TorchOnCpu(unittest.TestCase, TorchErrorComparison):
             spt.scatter(torch.ones(6, 3, 2), index)
 
 
-@unittest.skipUnless(sm90_gpu(), "needs torch with an sm_90+ GPU")
+@unittest.skipUnless(GPUS, NO_GPU)
 class TorchOnGpu(unittest.TestCase, TorchErrorComparison):
     def setUp(self):
         spt.reset_fallback_counts()

@@ -9,6 +9,7 @@ import unittest
 from unittest import mock
 
 from package_under_test import scatterptx
+from torch_devices import GPUS, NO_GPU
 
 FAKE = 0x10000  # aligned, never dereferenced: validation runs before the driver
 
@@ -22,13 +23,11 @@ def driver_present():
 
 
 def gpu_torch():
-    """torch when it has an sm_90+ GPU, else None."""
-    try:
-        import torch
-    except ImportError:
+    """torch when device 0 is an sm_90+ GPU (torch_devices), else None."""
+    if not GPUS:
         return None
-    if not torch.cuda.is_available() or torch.cuda.get_device_capability(0)[0] < 9:
-        return None
+    import torch
+
     return torch
 
 
@@ -443,7 +442,7 @@ class GroupedHostOnly(unittest.TestCase):
             self.assertEqual(caught.exception.status, "SCATTERPTX_ERROR_NO_DRIVER")
 
 
-@unittest.skipIf(gpu_torch() is None, "needs torch with an sm_90+ GPU")
+@unittest.skipUnless(GPUS, NO_GPU)
 class AgainstTorch(unittest.TestCase):
     def run_case(self, dtype, index_dtype, rows, out_rows, cols, pad=0, path="auto"):
         torch = gpu_torch()
@@ -535,7 +534,7 @@ class AgainstTorch(unittest.TestCase):
 
 
 
-@unittest.skipIf(gpu_torch() is None, "needs torch with an sm_90+ GPU")
+@unittest.skipUnless(GPUS, NO_GPU)
 class GroupedAgainstTorch(unittest.TestCase):
     # (mode, deterministic): every combination the header accepts.
     MODES = (("auto", False), ("streaming", False), ("segmented", False), ("auto", True), ("segmented", True))

@@ -17,6 +17,7 @@ import unittest
 from unittest import mock
 
 from package_under_test import scatterptx  # noqa: F401 - puts the package under test on sys.path
+from torch_devices import GPUS, NO_GPU
 
 HAVE_TORCH = importlib.util.find_spec("torch") is not None
 HAVE_PYG = HAVE_TORCH and importlib.util.find_spec("torch_geometric") is not None
@@ -33,14 +34,6 @@ NO_TORCH = "torch is not installed"
 NO_PYG = "torch_geometric is not installed"
 OPS = ("index_add_", "index_add", "scatter_add_", "scatter_add", "scatter_reduce_.two", "scatter_reduce.two",
        "_index_put_impl_")
-
-
-def sm90_gpu():
-    return HAVE_TORCH and torch.cuda.is_available() and torch.cuda.get_device_capability(0)[0] >= 9
-
-
-GPU = sm90_gpu()
-NO_GPU = "needs torch with an sm_90+ GPU"
 
 
 def cuda_tables():
@@ -591,7 +584,7 @@ def assert_close_to_float64(test, got, reference, dtype):
     test.assertLessEqual(float(error), TOLERANCE[dtype] * 4, f"{dtype}: relative error {float(error):.3g}")
 
 
-@unittest.skipUnless(GPU, NO_GPU)
+@unittest.skipUnless(GPUS, NO_GPU)
 class Gpu(unittest.TestCase):
     def setUp(self):
         dropin.reset_route_counts()
@@ -757,7 +750,7 @@ def small_graph(nodes=2000, edges=30000, features=32, device="cuda", seed=0):
     return x.to(device), endpoints.to(device), y.to(device)
 
 
-@unittest.skipUnless(GPU and HAVE_PYG, f"{NO_GPU} and torch_geometric")
+@unittest.skipUnless(GPUS and HAVE_PYG, f"{NO_GPU} and torch_geometric")
 class GpuPyg(unittest.TestCase):
     def setUp(self):
         dropin.reset_route_counts()
