@@ -112,14 +112,17 @@ def _fold(op, acc, dst, src, pred):
     """dst := op(dst, src) in the accumulator type: an add, or a maximum or
     minimum that is NaN as soon as either operand is (torch's amax/amin).
     f32 has max.NaN/min.NaN (PTX 7.0, sm_80); f64 has no .NaN form, so a NaN
-    operand is caught by setp.nan and replaces the result."""
+    operand is caught by setp.nan and replaces the result. That flag is set
+    on every path, false where pred is: a guarded setp would leave the last
+    fold's flag for the unguarded NaN move."""
     guard = f"@{pred} " if pred else ""
     if op not in ("amax", "amin"):
         return [f"    {guard}{'add.' + acc:<19} {dst}, {dst}, {src};"]
     ins = "max" if op == "amax" else "min"
     if acc == "f32":
         return [f"    {guard}{ins + '.NaN.f32':<19} {dst}, {dst}, {src};"]
-    return [f"    {guard}setp.nan.f64        %nan, {dst}, {src};",
+    flag = f"setp.nan.and.f64    %nan, {dst}, {src}, {pred};" if pred else f"setp.nan.f64        %nan, {dst}, {src};"
+    return [f"    {flag}",
             f"    {guard}{ins + '.f64':<19} {dst}, {dst}, {src};",
             f"    @%nan mov.f64       {dst}, {_CANONICAL_NAN['f64']};"]
 
