@@ -164,6 +164,20 @@ CUcontext require_current_context(const DriverApi& api) {
   return context;
 }
 
+unsigned long long current_context_id(const DriverApi& api) {
+  // Context ids are unique for the life of the process, unlike handles,
+  // which a new context may reuse after the old one is destroyed.
+  unsigned long long id = 0;
+  check_driver(api, "cuCtxGetId", api.cuCtxGetId(require_current_context(api), &id));
+  return id;
+}
+
+void refuse_in_capture(const DriverApi& api, CUstream stream, const std::string& why_not) {
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  check_driver(api, "cuStreamIsCapturing", api.cuStreamIsCapturing(stream, &capture));
+  if (capture != CU_STREAM_CAPTURE_STATUS_NONE) invalid_argument(why_not);
+}
+
 void require_stream_in_context(const DriverApi& api, const ContextState& state, CUstream stream) {
   CUcontext stream_context = nullptr;
   check_driver(api, "cuStreamGetCtx", api.cuStreamGetCtx(stream, &stream_context));
@@ -185,10 +199,7 @@ ContextState& current_context_state(const DriverApi& api, std::optional<ModuleSo
   static std::mutex& map_mutex = *new std::mutex;
   static auto& entries = *new std::map<unsigned long long, std::unique_ptr<Entry>>;
   const CUcontext context = require_current_context(api);
-  // Context ids are unique for the life of the process, unlike handles,
-  // which a new context may reuse after the old one is destroyed.
-  unsigned long long id = 0;
-  check_driver(api, "cuCtxGetId", api.cuCtxGetId(context, &id));
+  const unsigned long long id = current_context_id(api);
   Entry* entry = nullptr;
   {
     std::lock_guard<std::mutex> lock(map_mutex);

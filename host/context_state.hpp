@@ -7,6 +7,7 @@
 
 #include <mutex>
 #include <optional>
+#include <string>
 
 #include "driver_api.hpp"
 #include "kernel_manifest.hpp"
@@ -39,8 +40,16 @@ struct ContextState {
 // The calling thread's current context; NO_CONTEXT when there is none.
 CUcontext require_current_context(const DriverApi& api);
 
+// The id (cuCtxGetId) of the calling thread's current context; NO_CONTEXT
+// when there is none.
+unsigned long long current_context_id(const DriverApi& api);
+
 // Throws INVALID_ARGUMENT unless stream belongs to state's context.
 void require_stream_in_context(const DriverApi& api, const ContextState& state, CUstream stream);
+
+// Throws INVALID_ARGUMENT, with why_not (what cannot run there), when stream
+// is being captured into a CUDA graph.
+void refuse_in_capture(const DriverApi& api, CUstream stream, const std::string& why_not);
 
 // The state of the current context, created (kernels loaded, records
 // allocated and cleared) on the first call in that context. A creation that

@@ -127,6 +127,9 @@ scatterptx_status scatterptx_plan_create(const scatterptx_scatter_add_args* args
       *plan_out = made.release();
       return;
     }
+    refuse_in_capture(api, stream,
+                      "a plan that groups synchronises its stream when it is made, which a stream being captured "
+                      "cannot do; make the plan before capturing (its executes can be captured)");
     // Frees an allocation of the plan's own if a later step fails.
     struct OwnedWorkspace {
       const DriverApi& api;
@@ -161,10 +164,11 @@ scatterptx_status scatterptx_plan_execute(scatterptx_plan plan, void* out, const
     const Problem problem = problem_for_execute(*plan, out, src);
     if (problem.is_empty()) return;
     const DriverApi& api = require_driver();
-    ContextState& state = current_context_state(api);
-    if (state.context_id != plan->context_id) {
+    // Before the current context's state: another context gets nothing made for it.
+    if (current_context_id(api) != plan->context_id) {
       invalid_argument("the plan was created in another CUDA context than the current one");
     }
+    ContextState& state = current_context_state(api);
     require_stream_in_context(api, state, stream);
     require_pointers_on_device(api, state, problem);
     if (plan->grouping.mode == SCATTERPTX_MODE_STREAMING) {

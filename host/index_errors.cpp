@@ -15,12 +15,9 @@ constexpr uint64_t kNoPosition = UINT64_MAX;  // the slot's cleared value (all b
 
 void refuse_checked_in_capture(const DriverApi& api, const Problem& p, CUstream stream) {
   if (p.index_check != SCATTERPTX_INDEX_CHECKED) return;
-  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
-  check_driver(api, "cuStreamIsCapturing", api.cuStreamIsCapturing(stream, &capture));
-  if (capture != CU_STREAM_CAPTURE_STATUS_NONE) {
-    invalid_argument("index_check = SCATTERPTX_INDEX_CHECKED waits for the result and cannot run in a stream "
-                     "that is being captured; use SCATTERPTX_INDEX_RECORD");
-  }
+  refuse_in_capture(api, stream,
+                    "index_check = SCATTERPTX_INDEX_CHECKED waits for the result and cannot run in a stream that "
+                    "is being captured; use SCATTERPTX_INDEX_RECORD");
 }
 
 void launch_checked(const DriverApi& api, ContextState& state, const Problem& p,

@@ -737,6 +737,12 @@ std::vector<DocumentedCase> make_device_cases() {
        "index_check = SCATTERPTX_INDEX_CHECKED waits for the result and cannot run in a stream that is being "
        "captured; use SCATTERPTX_INDEX_RECORD",
        {"DeviceMisuseOnGpu.CheckedCallInACapturingStream", "StreamsAndGraphs.CheckedModeCannotBeCaptured"}},
+      {"plan_create_in_capture", "a plan that groups, made on a stream being captured",
+       "`scatterptx_plan_create`", "`SCATTERPTX_ERROR_INVALID_ARGUMENT`, nothing allocated or enqueued; the "
+       "capture goes on",
+       "a plan that groups synchronises its stream when it is made, which a stream being captured cannot do; make "
+       "the plan before capturing (its executes can be captured)",
+       {"DeviceMisuseOnGpu.PlanThatGroupsInACapturingStream"}},
       {"no_context", "no current CUDA context on the calling thread",
        "every entry point that needs the device", "`SCATTERPTX_ERROR_NO_CONTEXT`",
        "no current CUDA context on this thread (make one current, e.g. cudaSetDevice or cuCtxSetCurrent)",

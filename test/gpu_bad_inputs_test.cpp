@@ -582,6 +582,40 @@ void create_segmented_plan(const scatterptx_scatter_add_args& args, ScopedPlan& 
       << scatterptx_last_error_message();
 }
 
+TEST_F(DeviceMisuseOnGpu, PlanThatGroupsInACapturingStream) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  const ScatterShape s = small_shape();
+  const HostScatter host = make_random_scatter(s, seed);
+  PoisonedScatter arena(s, host, 0, seed);
+  const scatterptx_scatter_add_args args = arena.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+  scatterptx_group_options options;
+  scatterptx_group_options_init(&options);
+  options.mode = SCATTERPTX_MODE_SEGMENTED;
+  ASSERT_EQ(scatterptx_prepare(), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+  Stream stream;
+  DRIVER_CALL(cuStreamBeginCapture, stream.get(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
+  scatterptx_plan plan = reinterpret_cast<scatterptx_plan>(uintptr_t{0x1});  // a refusal must clear it
+  const scatterptx_status status = scatterptx_plan_create(&args, &options, nullptr, 0, stream.get(), &plan);
+  const std::string message = scatterptx_last_error_message();
+  CUgraph graph = nullptr;
+  const CUresult ended = driver().cuStreamEndCapture(stream.get(), &graph);
+  if (ended == CUDA_SUCCESS && graph != nullptr) DRIVER_CALL(cuGraphDestroy, graph);
+  EXPECT_EQ(status, SCATTERPTX_ERROR_INVALID_ARGUMENT) << message;
+  EXPECT_EQ(plan, nullptr);
+  EXPECT_EQ(message, bad::device_case("plan_create_in_capture").message);
+  EXPECT_EQ(ended, CUDA_SUCCESS) << "the refused create broke the capture";
+  arena.expect_unchanged(false);
+
+  // Made before capturing, the same plan's executes are what a capture holds.
+  ScopedPlan made;
+  create_segmented_plan(args, made);
+  ASSERT_FALSE(HasFatalFailure());
+  ASSERT_EQ(scatterptx_plan_execute(made.get(), args.out, args.src, nullptr), SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+  arena.expect_rows_added(host.index, 1, false);
+}
+
 TEST_F(DeviceMisuseOnGpu, PlanExecuteWithNullOutOrSrc) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));

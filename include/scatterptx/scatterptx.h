@@ -292,7 +292,9 @@ scatterptx_status scatterptx_plan_workspace_size(const scatterptx_scatter_add_ar
 /* Validates args, picks the mode and, for a plan that groups, builds the
  * grouping of args->index on stream, then synchronises the stream, so the
  * plan may be executed on any stream of the context afterwards (a STREAMING
- * plan neither launches nor synchronises here). args->out and args->src are checked like
+ * plan neither launches nor synchronises here). A plan that groups is
+ * therefore refused on a stream being captured (INVALID_ARGUMENT, nothing
+ * enqueued): make it before capturing; its executes can be captured. args->out and args->src are checked like
  * scatter_add's and give the alignment later calls must keep; nothing is
  * written to out. workspace: NULL to have the plan allocate (and free on
  * destroy) its own, else a device allocation of at least
