@@ -98,10 +98,8 @@ class GroupedIndexErrorTest : public ::testing::TestWithParam<GroupedIndexErrorP
   }
 
   void expect_message_names(const std::string& message, BadIndex bad) {
-    EXPECT_NE(message.find(std::to_string(bad.position)), std::string::npos)
-        << "message should name position " << bad.position << ": " << message;
-    EXPECT_NE(message.find(std::to_string(bad.value)), std::string::npos)
-        << "message should name value " << bad.value << ": " << message;
+    EXPECT_NE(message.find(index_error_phrase(bad.position, bad.value)), std::string::npos)
+        << "message should name position " << bad.position << " and value " << bad.value << ": " << message;
   }
 };
 

@@ -82,10 +82,9 @@ class IndexErrorTest : public ::testing::TestWithParam<IndexErrorParam> {
     const std::string message = scatterptx_last_error_message();
     if (check() == SCATTERPTX_INDEX_CHECKED) {
       ASSERT_EQ(status, SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE) << message;
-      EXPECT_NE(message.find(std::to_string(smallest.position)), std::string::npos)
-          << "message should name position " << smallest.position << ": " << message;
-      EXPECT_NE(message.find(std::to_string(smallest.value)), std::string::npos)
-          << "message should name value " << smallest.value << ": " << message;
+      EXPECT_NE(message.find(index_error_phrase(smallest.position, smallest.value)), std::string::npos)
+          << "message should name position " << smallest.position << " and value " << smallest.value << ": "
+          << message;
     } else {
       ASSERT_EQ(status, SCATTERPTX_SUCCESS) << message;
       int64_t position = 0;

@@ -248,7 +248,8 @@ void run_layout(const ReduceCase& c, Layout layout, uint64_t seed) {
     device.reset_out(host.out0);
     const scatterptx_scatter_add_args args = args_for(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_CHECKED);
     EXPECT_EQ(scatterptx_scatter_add(&args, nullptr), SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE);
-    EXPECT_NE(std::string(scatterptx_last_error_message()).find(std::to_string(kFirstBadPosition)),
+    EXPECT_NE(std::string(scatterptx_last_error_message())
+                  .find(index_error_phrase(kFirstBadPosition, host.index[kFirstBadPosition])),
               std::string::npos)
         << scatterptx_last_error_message();
     const CheckReport report = check_scatter_reduce(host.out0, host.src, host.index, device.download_out(), check);

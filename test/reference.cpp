@@ -434,4 +434,8 @@ HostWeights random_weights(int64_t count, scatterptx_dtype dtype, uint64_t seed)
   return w;
 }
 
+std::string index_error_phrase(int64_t position, int64_t value) {
+  return "index[" + std::to_string(position) + "] = " + std::to_string(value) + " is outside";
+}
+
 }  // namespace scatterptx_test

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bad_inputs.hpp"
 #include "reference.hpp"
 
 namespace scatterptx_test {
@@ -210,6 +211,15 @@ TEST(ReferenceCheck, NanPropagatesAndInfinitiesMatchExactly) {
   EXPECT_TRUE(check_scatter_reduce(s.out0, s.src, s.index, s.with(sums), check).ok);
   const double finite[3][2] = {{1e30, -4}, {5, 5}, {nan, 10}};
   EXPECT_FALSE(check_scatter_reduce(s.out0, s.src, s.index, s.with(finite), check).ok);
+}
+
+TEST(ReferenceInputs, IndexErrorPhraseStartsTheDocumentedMessage) {
+  const std::string message =
+      scatterptx_bad_inputs::expand(scatterptx_bad_inputs::device_case("oor_checked_streaming").message,
+                                    {{"position", "17"}, {"value", "-3"}, {"out_rows", "500"}});
+  EXPECT_EQ(message.rfind(index_error_phrase(17, -3), 0), 0u) << message;
+  // Unlike a search for "1" or "-3" alone, it cannot match another position.
+  EXPECT_EQ(message.find(index_error_phrase(1, -3)), std::string::npos) << message;
 }
 
 }  // namespace

@@ -6,10 +6,12 @@
 
 #include "extra_driver.hpp"
 #include "gpu_resources.hpp"
+#include "reference.hpp"
 
 namespace scatterptx_stress {
 namespace {
 
+using scatterptx_test::index_error_phrase;
 using scatterptx_testing::check_driver;
 using scatterptx_testing::driver;
 
@@ -103,13 +105,13 @@ void StressCall::expect_call_status(scatterptx_status status, const char* call) 
   }
   if (case_.check == SCATTERPTX_INDEX_CHECKED && !case_.bad_positions.empty()) {
     const int64_t first = case_.bad_positions.front();
-    const std::string value = std::to_string(inputs_.index[static_cast<size_t>(first)]);
+    const std::string named = index_error_phrase(first, inputs_.index[static_cast<size_t>(first)]);
     if (status != SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE) {
       fail(std::string(call) + " in CHECKED mode with a bad index returned " + scatterptx_status_name(status) +
            " (" + message + "), not SCATTERPTX_ERROR_INDEX_OUT_OF_RANGE");
-    } else if (message.find(std::to_string(first)) == std::string::npos || message.find(value) == std::string::npos) {
-      fail(std::string(call) + "'s message does not name the first bad position " + std::to_string(first) +
-           " and its value " + value + ": " + message);
+    } else if (message.find(named) == std::string::npos) {
+      fail(std::string(call) + "'s message does not name the first bad position and its value (\"" + named +
+           "\"): " + message);
     }
     return;
   }
