@@ -150,13 +150,14 @@ std::vector<int64_t> bad_values(scatterptx_index_type type, int64_t out_rows) {
 
 // Bad values scattered over a valid index: the first at position 17 (a
 // value no message could mistake for out_rows), the last row too, the
-// others at random positions after 17.
+// others at random positions after 17, each its own.
 BadIndex scatter_bad_values(std::vector<int64_t> index, scatterptx_index_type type, int64_t out_rows, uint64_t seed) {
   BadIndex bad_index;
-  Rng rng(derive_seed(seed, 99));
   const int64_t rows = static_cast<int64_t>(index.size());
   const std::vector<int64_t> values = bad_values(type, out_rows);
-  for (const int64_t value : values) index[static_cast<size_t>(18 + rng.below(rows - 19))] = value;
+  const std::vector<int64_t> positions =
+      distinct_positions(static_cast<int64_t>(values.size()), 18, rows - 1, derive_seed(seed, 99));
+  for (size_t k = 0; k < values.size(); ++k) index[static_cast<size_t>(positions[k])] = values[k];
   index.back() = values.back();
   bad_index.position = 17;
   bad_index.value = out_rows + 123457;

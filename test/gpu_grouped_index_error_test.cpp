@@ -72,19 +72,18 @@ class GroupedIndexErrorTest : public ::testing::TestWithParam<GroupedIndexErrorP
     return values;
   }
 
-  // Random inputs with the bad values scattered over the source: the first at
-  // position 17, with a value that cannot be mistaken for out_rows in a
-  // message, and the last source row bad too.
+  // Random inputs with the bad values scattered over the source, each at a
+  // position of its own: the first at position 17, with a value that cannot
+  // be mistaken for out_rows in a message, and the last source row bad too.
   HostScatter make_bad_inputs(const ScatterShape& s, uint64_t seed) const {
     HostScatter host = make_random_scatter(s, seed);
-    Rng rng(derive_seed(seed, 99));
     const std::vector<int64_t> values = bad_values(s.out_rows);
     const BadIndex smallest = smallest_bad();
     host.index[static_cast<size_t>(smallest.position)] = smallest.value;
     host.index[static_cast<size_t>(s.src_rows - 1)] = values.back();
-    for (size_t k = 0; k + 1 < values.size(); ++k) {
-      host.index[static_cast<size_t>(18 + rng.below(s.src_rows - 19))] = values[k];
-    }
+    const std::vector<int64_t> positions =
+        distinct_positions(static_cast<int64_t>(values.size()) - 1, 18, s.src_rows - 1, derive_seed(seed, 99));
+    for (size_t k = 0; k + 1 < values.size(); ++k) host.index[static_cast<size_t>(positions[k])] = values[k];
     return host;
   }
   // The smallest bad position of make_bad_inputs, and its value.

@@ -106,18 +106,17 @@ TEST_P(IndexErrorTest, OutOfRangeRowsAreSkipped) {
   SCOPED_TRACE(seed_trace(seed));
   const ScatterShape s = shape();
   HostScatter host = make_random_scatter(s, seed);
-  Rng rng(derive_seed(seed, 99));
   const std::vector<int64_t> values = bad_values(s.out_rows);
-  // Bad values scattered over the source, the first at position 17 with a
-  // value that cannot be mistaken for out_rows in the message; the last
-  // source row is bad too, so the tail is covered.
+  // Bad values scattered over the source, each at a position of its own,
+  // the first at position 17 with a value that cannot be mistaken for
+  // out_rows in the message; the last source row is bad too, so the tail is
+  // covered.
   const BadIndex smallest{17, s.out_rows + 123457};
   host.index[17] = smallest.value;
   host.index[static_cast<size_t>(s.src_rows - 1)] = values.back();
-  for (size_t k = 0; k + 1 < values.size(); ++k) {
-    const int64_t position = 18 + rng.below(s.src_rows - 19);
-    host.index[static_cast<size_t>(position)] = values[k];
-  }
+  const std::vector<int64_t> positions =
+      distinct_positions(static_cast<int64_t>(values.size()) - 1, 18, s.src_rows - 1, derive_seed(seed, 99));
+  for (size_t k = 0; k + 1 < values.size(); ++k) host.index[static_cast<size_t>(positions[k])] = values[k];
   run_expecting_report(s, host, smallest);
 }
 

@@ -8,6 +8,7 @@
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <unordered_set>
 
 #include "error_bound.hpp"
 #include "parallel_for.hpp"
@@ -432,6 +433,18 @@ HostWeights random_weights(int64_t count, scatterptx_dtype dtype, uint64_t seed)
     w.values[static_cast<size_t>(i)] = load_element(dtype, at);
   }
   return w;
+}
+
+std::vector<int64_t> distinct_positions(int64_t count, int64_t begin, int64_t end, uint64_t seed) {
+  if (count < 0 || end - begin < count) throw std::invalid_argument("distinct_positions: too few positions");
+  Rng rng(seed);
+  std::unordered_set<int64_t> taken;
+  std::vector<int64_t> positions;
+  while (static_cast<int64_t>(positions.size()) < count) {
+    const int64_t position = begin + rng.below(end - begin);
+    if (taken.insert(position).second) positions.push_back(position);
+  }
+  return positions;
 }
 
 std::string index_error_phrase(int64_t position, int64_t value) {

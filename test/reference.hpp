@@ -133,6 +133,9 @@ struct HostWeights {
 };
 HostWeights random_weights(int64_t count, scatterptx_dtype dtype, uint64_t seed);
 
+// count distinct positions, uniform in [begin, end) (end - begin >= count).
+std::vector<int64_t> distinct_positions(int64_t count, int64_t begin, int64_t end, uint64_t seed);
+
 // How the library's CHECKED-mode message names the first bad index
 // (host/index_errors.cpp): "index[<position>] = <value> is outside".
 std::string index_error_phrase(int64_t position, int64_t value);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -211,6 +212,15 @@ TEST(ReferenceCheck, NanPropagatesAndInfinitiesMatchExactly) {
   EXPECT_TRUE(check_scatter_reduce(s.out0, s.src, s.index, s.with(sums), check).ok);
   const double finite[3][2] = {{1e30, -4}, {5, 5}, {nan, 10}};
   EXPECT_FALSE(check_scatter_reduce(s.out0, s.src, s.index, s.with(finite), check).ok);
+}
+
+TEST(ReferenceInputs, DistinctPositionsAreDistinctAndInRange) {
+  const std::vector<int64_t> positions = distinct_positions(12, 18, 31, fresh_seed());
+  ASSERT_EQ(positions.size(), 12u);
+  const std::set<int64_t> unique(positions.begin(), positions.end());
+  EXPECT_EQ(unique.size(), 12u);
+  EXPECT_GE(*unique.begin(), 18);
+  EXPECT_LT(*unique.rbegin(), 31);
 }
 
 TEST(ReferenceInputs, IndexErrorPhraseStartsTheDocumentedMessage) {
