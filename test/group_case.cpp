@@ -123,8 +123,8 @@ void run_grouped(const DeviceScatter& device, const HostScatter& host,
 }
 
 void run_grouped_and_check(const ScatterShape& shape, const HostScatter& host,
-                           const scatterptx_group_options& options) {
-  SCOPED_TRACE(shape.describe());
+                           const scatterptx_group_options& options, Comparison comparison) {
+  SCOPED_TRACE(shape.describe() + ", " + comparison_name(comparison));
   DeviceScatter device(shape, host);
   const scatterptx_scatter_add_args args =
       device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
@@ -133,7 +133,7 @@ void run_grouped_and_check(const ScatterShape& shape, const HostScatter& host,
     device.reset_out(host.out0);
     run_grouped(device, host, args, options, entry);
     if (::testing::Test::HasFatalFailure()) return;
-    expect_scatter_result(shape, host, device, 1);
+    expect_scatter_result(shape, host, device, 1, comparison);
     int64_t bad_position = 0;
     ASSERT_EQ(scatterptx_take_index_error(&bad_position), SCATTERPTX_SUCCESS)
         << scatterptx_last_error_message();

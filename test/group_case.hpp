@@ -73,10 +73,11 @@ void run_grouped(const DeviceScatter& device, const HostScatter& host,
                  GroupEntry entry, CUstream stream = nullptr);
 
 // Every entry in turn on one upload of host's inputs (out reset in between),
-// each checked against the reference, guards included, with no index error
-// recorded.
+// each checked against the reference as comparison says, guards included,
+// with no index error recorded.
 void run_grouped_and_check(const ScatterShape& shape, const HostScatter& host,
-                           const scatterptx_group_options& options);
+                           const scatterptx_group_options& options,
+                           Comparison comparison = Comparison::kWithinBound);
 
 // Index patterns. A random permutation of [0, rows).
 std::vector<int64_t> permutation_index(int64_t rows, uint64_t seed);

@@ -324,6 +324,117 @@ CheckReport check_scatter_add(const HostMatrix& out0, const HostMatrix& src,
   return report;
 }
 
+int64_t most_exact_rows_per_target(scatterptx_dtype dtype, int repeats) {
+  // 2^p values of 1/8 sum to 2^p / 8, still exact; out0's value is one of them.
+  const auto most_terms = static_cast<int64_t>(1 / unit_roundoff(dtype));
+  return (most_terms - 1) / repeats;
+}
+
+int64_t most_exact_eighths(scatterptx_dtype dtype, int64_t terms) {
+  // Values up to 8: varied enough that a row read in place of another shows.
+  constexpr int64_t kMostEighths = 64;
+  const auto most_terms = static_cast<int64_t>(1 / unit_roundoff(dtype));
+  return terms <= 0 ? kMostEighths : std::min(kMostEighths, most_terms / terms);
+}
+
+void fill_eighths(HostMatrix& m, int64_t most_eighths, uint64_t seed) {
+  if (most_eighths < 1) throw std::invalid_argument("fill_eighths: most_eighths must be at least 1");
+  const size_t element = element_bytes(m.dtype);
+  scatterptx_testing::parallel_for(0, m.rows, kMinRowsPerThread, [&](int64_t first, int64_t last) {
+    for (int64_t r = first; r < last; ++r) {
+      Rng rng(derive_seed(seed, static_cast<uint64_t>(r)));
+      unsigned char* row = m.row(r);
+      for (int64_t c = 0; c < m.cols; ++c) {
+        const int64_t eighths = 1 + rng.below(most_eighths);
+        store_element(m.dtype, row + static_cast<size_t>(c) * element,
+                      static_cast<double>(rng.below(2) != 0 ? eighths : -eighths) / 8);
+      }
+    }
+  });
+}
+
+namespace {
+
+bool is_finite_eighths(double value) { return std::isfinite(value) && std::floor(value * 8) == value * 8; }
+
+}  // namespace
+
+CheckReport check_exact_sums(const HostMatrix& out0, const HostMatrix& src, const std::vector<int64_t>& index,
+                             const HostMatrix& got, int repeats, bool include_self) {
+  CheckReport report;
+  if (!shapes_agree(out0, src, index, got)) {
+    report.ok = false;
+    report.bad_elements = 1;
+    report.first_failure = "shapes of out0, src, index and got do not agree";
+    return report;
+  }
+  const RowsByTarget groups = group_by_target(index, out0.rows);
+  const scatterptx_dtype dtype = out0.dtype;
+  const size_t element = element_bytes(dtype);
+  const size_t value_bytes = static_cast<size_t>(out0.cols) * element;
+  const double most_exact_sum = 1 / (8 * unit_roundoff(dtype));  // 2^p / 8
+
+  std::mutex merge_mutex;
+  PartialCheck total;
+  scatterptx_testing::parallel_for(0, out0.rows, kMinRowsPerThread, [&](int64_t first, int64_t last) {
+    PartialCheck part;
+    std::vector<unsigned char> expected(out0.row_bytes());
+    for (int64_t r = first; r < last; ++r) {
+      const unsigned char* before = out0.row(r);
+      const unsigned char* after = got.row(r);
+      const int64_t begin = groups.offsets[static_cast<size_t>(r)];
+      const int64_t end = groups.offsets[static_cast<size_t>(r) + 1];
+      if (begin == end) {
+        if (std::memcmp(before, after, out0.row_bytes()) != 0) {
+          part.fail(r, "out row " + std::to_string(r) + " has no valid index but changed");
+        }
+        continue;
+      }
+      ++part.rows_added;
+      std::memcpy(expected.data(), before, out0.row_bytes());  // out0's padding must stay
+      for (int64_t c = 0; c < out0.cols; ++c) {
+        const size_t at = static_cast<size_t>(c) * element;
+        const double initial = include_self ? load_element(dtype, before + at) : 0.0;
+        double sum = initial;
+        double magnitude = std::fabs(initial);
+        bool eighths = is_finite_eighths(initial);
+        for (int64_t k = begin; k < end; ++k) {
+          const double term = load_element(dtype, src.row(groups.sources[static_cast<size_t>(k)]) + at);
+          sum += repeats * term;
+          magnitude += repeats * std::fabs(term);
+          eighths = eighths && is_finite_eighths(term);
+        }
+        if (!eighths || !(magnitude <= most_exact_sum)) {
+          part.fail(r, "out[" + std::to_string(r) + ", " + std::to_string(c) +
+                           "]: the terms are not finite eighths whose absolute values sum to at most " +
+                           std::to_string(most_exact_sum) + ", so the sum may round: no exact check");
+          continue;
+        }
+        store_element(dtype, expected.data() + at, sum);  // exact: sum is a short multiple of 1/8
+        const double value = load_element(dtype, after + at);
+        if (std::memcmp(expected.data() + at, after + at, element) != 0) {
+          std::ostringstream text;
+          text.precision(17);
+          text << "out[" << r << ", " << c << "]: got " << value << " (" << hex_bytes(after + at, element)
+               << "), the exact sum is " << sum << " (" << hex_bytes(expected.data() + at, element) << ", "
+               << (end - begin) * repeats << " adds)";
+          part.fail(r, text.str());
+        }
+        if (std::isfinite(value)) part.squared_error += (value - sum) * (value - sum);
+        part.squared_reference += sum * sum;
+      }
+      if (std::memcmp(before + value_bytes, after + value_bytes, out0.row_bytes() - value_bytes) != 0) {
+        part.fail(r, "padding after col " + std::to_string(out0.cols) + " of out row " + std::to_string(r) +
+                         " changed");
+      }
+    }
+    std::lock_guard<std::mutex> lock(merge_mutex);
+    total.merge(part);
+  });
+  total.report_into(report);
+  return report;
+}
+
 CheckReport check_scatter_reduce(const HostMatrix& out0, const HostMatrix& src, const std::vector<int64_t>& index,
                                  const HostMatrix& got, const ReduceCheck& check) {
   CheckReport report;

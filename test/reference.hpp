@@ -106,6 +106,36 @@ CheckReport check_scatter_add(const HostMatrix& out0, const HostMatrix& src,
                               const std::vector<int64_t>& index, const HostMatrix& got,
                               int repeats = 1);
 
+// Exact sums. Values k/8, k a non-zero integer in [-K, K]: any partial sum
+// of n of them, in any order, is a multiple of 1/8 no larger than n K / 8,
+// which a dtype of p significand bits holds exactly while n K <= 2^p (p: 8
+// bf16, 11 f16, 24 f32, 53 f64). With such inputs every kernel, whatever
+// order it adds in, must give the float64 sum bit for bit, so a row lost,
+// added twice or read from the wrong place shows; the rounding bound above
+// grows with the additions and at high fan-in cannot tell those apart (in
+// bf16 not even from out left as it was).
+
+// The most source rows one target can take, each added `repeats` times,
+// with K = 1 and out0's value counted: (2^p - 1) / repeats; 255 in bf16,
+// 2047 in f16.
+int64_t most_exact_rows_per_target(scatterptx_dtype dtype, int repeats = 1);
+// The largest K for sums of `terms` values (terms K <= 2^p), at most 64;
+// 0 where not even K = 1 keeps them exact.
+int64_t most_exact_eighths(scatterptx_dtype dtype, int64_t terms);
+// Replaces the first cols of every row of m by k/8, k uniform over the
+// non-zero integers in [-most_eighths, most_eighths].
+void fill_eighths(HostMatrix& m, int64_t most_eighths, uint64_t seed);
+
+// Compares got with out0 (with include_self, else 0) plus the src rows of
+// each target, each added `repeats` times: every element of a row some
+// valid index reaches must be the float64 sum stored in the dtype, bit for
+// bit. Rows with no valid index, and the padding of every row, must be
+// bit-identical to out0. Fails, naming the element, where the terms are not
+// all finite multiples of 1/8 whose absolute values sum to at most 2^p / 8:
+// there the sum could round, and exactness is no test.
+CheckReport check_exact_sums(const HostMatrix& out0, const HostMatrix& src, const std::vector<int64_t>& index,
+                             const HostMatrix& got, int repeats = 1, bool include_self = true);
+
 // torch's out.scatter_reduce_(0, index expanded, src, reduce, include_self),
 // with per-row weights for a sum.
 struct ReduceCheck {

@@ -3,6 +3,7 @@
 // to padding) while passing a correctly rounded result.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -212,6 +213,122 @@ TEST(ReferenceCheck, NanPropagatesAndInfinitiesMatchExactly) {
   EXPECT_TRUE(check_scatter_reduce(s.out0, s.src, s.index, s.with(sums), check).ok);
   const double finite[3][2] = {{1e30, -4}, {5, 5}, {nan, 10}};
   EXPECT_FALSE(check_scatter_reduce(s.out0, s.src, s.index, s.with(finite), check).ok);
+}
+
+// The exact check where the rounding bound cannot tell (at a few hundred
+// adds in bf16, 1e5 in f32): every source row into out row 1 of three, as
+// many rows as the dtype sums exactly, up to 100000.
+class ExactSumsTest : public ::testing::TestWithParam<scatterptx_dtype> {
+ protected:
+  static constexpr int64_t kCols = 16;
+
+  void SetUp() override {
+    const scatterptx_dtype dtype = GetParam();
+    const int64_t rows = std::min<int64_t>(100000, most_exact_rows_per_target(dtype));
+    out0 = HostMatrix(dtype, 3, kCols, kCols + 2, kOutPaddingByte);
+    src = HostMatrix(dtype, rows, kCols, kCols, kSrcPaddingByte);
+    index.assign(static_cast<size_t>(rows), 1);
+    const int64_t most_eighths = most_exact_eighths(dtype, rows + 1);
+    ASSERT_GE(most_eighths, 1);
+    fill_eighths(out0, most_eighths, derive_seed(seed, 1));
+    fill_eighths(src, most_eighths, derive_seed(seed, 2));
+  }
+
+  // out after adding every source row but `skipped` (-1: none) one by one
+  // in the dtype, as a kernel would.
+  HostMatrix added_without(int64_t skipped) const {
+    HostMatrix got = out0;
+    for (int64_t i = 0; i < src.rows; ++i) {
+      if (i == skipped) continue;
+      for (int64_t c = 0; c < kCols; ++c) {
+        unsigned char* element = got.row(1) + static_cast<size_t>(c) * element_bytes(got.dtype);
+        store_element(got.dtype, element, load_element(got.dtype, element) + src.at(i, c));
+      }
+    }
+    return got;
+  }
+
+  uint64_t seed = fresh_seed();
+  HostMatrix out0, src;
+  std::vector<int64_t> index;
+};
+
+TEST_P(ExactSumsTest, PassesTheSumsAddedInTheDtype) {
+  SCOPED_TRACE(seed_trace(seed));
+  const CheckReport report = check_exact_sums(out0, src, index, added_without(-1));
+  EXPECT_TRUE(report.ok) << report.summary();
+  EXPECT_EQ(report.rows_added, 1);
+}
+
+TEST_P(ExactSumsTest, FailsOutLeftAsItWas) {
+  SCOPED_TRACE(seed_trace(seed));
+  const CheckReport report = check_exact_sums(out0, src, index, out0);
+  EXPECT_FALSE(report.ok);
+  EXPECT_NE(report.first_failure.find("out[1, "), std::string::npos) << report.first_failure;
+}
+
+TEST_P(ExactSumsTest, FailsOneRowDropped) {
+  SCOPED_TRACE(seed_trace(seed));
+  const CheckReport report = check_exact_sums(out0, src, index, added_without(src.rows / 2));
+  EXPECT_FALSE(report.ok);
+  EXPECT_EQ(report.bad_elements, kCols) << "no value is zero, so every column misses one: " << report.summary();
+}
+
+TEST_P(ExactSumsTest, FailsOneRowAddedTwice) {
+  SCOPED_TRACE(seed_trace(seed));
+  const CheckReport report = check_exact_sums(out0, src, index, added_without(-1), /*repeats=*/2);
+  EXPECT_FALSE(report.ok);
+  EXPECT_EQ(report.bad_elements, kCols) << report.summary();
+}
+
+TEST_P(ExactSumsTest, RefusesValuesThatAreNotEighths) {
+  SCOPED_TRACE(seed_trace(seed));
+  store_element(src.dtype, src.row(3) + element_bytes(src.dtype), 1.0 / 3);
+  const CheckReport report = check_exact_sums(out0, src, index, added_without(-1));
+  EXPECT_FALSE(report.ok);
+  EXPECT_NE(report.first_failure.find("out[1, 1]: the terms are not finite eighths"), std::string::npos)
+      << report.first_failure;
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, ExactSumsTest,
+                         ::testing::Values(SCATTERPTX_BF16, SCATTERPTX_F16, SCATTERPTX_F32, SCATTERPTX_F64),
+                         [](const ::testing::TestParamInfo<scatterptx_dtype>& info) {
+                           return std::string(dtype_name(info.param));
+                         });
+
+TEST(ReferenceCheck, ExactSumsRefuseMoreRowsThanTheDtypeSumsExactly) {
+  // 256 rows of +-1/8 and out0's value: up to 257/8, past bf16's 2^8/8.
+  HostMatrix out0(SCATTERPTX_BF16, 1, 4, 4, kOutPaddingByte);
+  HostMatrix src(SCATTERPTX_BF16, most_exact_rows_per_target(SCATTERPTX_BF16) + 1, 4, 4, kSrcPaddingByte);
+  const uint64_t seed = fresh_seed();
+  fill_eighths(out0, 1, derive_seed(seed, 1));
+  fill_eighths(src, 1, derive_seed(seed, 2));
+  const std::vector<int64_t> index(static_cast<size_t>(src.rows), 0);
+  const CheckReport report = check_exact_sums(out0, src, index, out0);
+  EXPECT_FALSE(report.ok);
+  EXPECT_NE(report.first_failure.find("the sum may round"), std::string::npos) << report.first_failure;
+}
+
+TEST(ReferenceInputs, EighthsAreNonZeroMultiplesOfOneEighthUpToTheLimit) {
+  HostMatrix m(SCATTERPTX_BF16, 40, 9, 11, kOutPaddingByte);
+  fill_eighths(m, 3, fresh_seed());
+  std::set<double> seen;
+  for (int64_t r = 0; r < m.rows; ++r) {
+    for (int64_t c = 0; c < m.cols; ++c) seen.insert(m.at(r, c));
+    for (size_t b = 9 * 2; b < m.row_bytes(); ++b) EXPECT_EQ(m.row(r)[b], kOutPaddingByte);
+  }
+  EXPECT_EQ(seen, (std::set<double>{-0.375, -0.25, -0.125, 0.125, 0.25, 0.375}));
+}
+
+TEST(ReferenceInputs, ExactLimitsFollowTheSignificand) {
+  EXPECT_EQ(most_exact_rows_per_target(SCATTERPTX_BF16), 255);
+  EXPECT_EQ(most_exact_rows_per_target(SCATTERPTX_F16), 2047);
+  EXPECT_EQ(most_exact_rows_per_target(SCATTERPTX_BF16, 2), 127);
+  EXPECT_EQ(most_exact_rows_per_target(SCATTERPTX_F32), (int64_t{1} << 24) - 1);
+  EXPECT_EQ(most_exact_eighths(SCATTERPTX_BF16, 256), 1);
+  EXPECT_EQ(most_exact_eighths(SCATTERPTX_BF16, 257), 0);
+  EXPECT_EQ(most_exact_eighths(SCATTERPTX_BF16, 64), 4);
+  EXPECT_EQ(most_exact_eighths(SCATTERPTX_F32, 1000), 64);
 }
 
 TEST(ReferenceInputs, DistinctPositionsAreDistinctAndInRange) {

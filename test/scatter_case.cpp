@@ -31,6 +31,25 @@ HostScatter make_random_scatter(const ScatterShape& shape, uint64_t seed) {
   return host;
 }
 
+bool make_sums_exact(HostScatter& host, uint64_t seed, int repeats) {
+  std::vector<int64_t> rows_per_target(static_cast<size_t>(host.out0.rows), 0);
+  for (int64_t target : host.index) {
+    if (target >= 0 && target < host.out0.rows) ++rows_per_target[static_cast<size_t>(target)];
+  }
+  const int64_t most_rows =
+      rows_per_target.empty() ? 0 : *std::max_element(rows_per_target.begin(), rows_per_target.end());
+  // out0's value is one more term of each sum.
+  const int64_t most_eighths = most_exact_eighths(host.out0.dtype, most_rows * repeats + 1);
+  if (most_eighths < 1) return false;
+  fill_eighths(host.out0, most_eighths, derive_seed(seed, 1));
+  fill_eighths(host.src, most_eighths, derive_seed(seed, 2));
+  return true;
+}
+
+const char* comparison_name(Comparison comparison) {
+  return comparison == Comparison::kExact ? "exact sums" : "within the rounding bound";
+}
+
 DeviceScatter::DeviceScatter(const ScatterShape& shape, const HostScatter& host)
     : shape_(shape),
       index_type_(shape.index_type),
@@ -201,17 +220,22 @@ void check_short_row_batches(const std::string& plan, int64_t src_rows) {
   EXPECT_NE(src_rows % kRowsPerBatch, 0) << "the last batch should be partial: " << plan;
 }
 
-void expect_scatter_result(const ScatterShape& shape, const HostScatter& host,
-                           const DeviceScatter& device, int repeats) {
+void expect_scatter_result(const ScatterShape& shape, const HostScatter& host, const DeviceScatter& device,
+                           int repeats, Comparison comparison) {
   const HostMatrix got = device.download_out();
-  const CheckReport report = check_scatter_add(host.out0, host.src, host.index, got, repeats);
-  EXPECT_TRUE(report.ok) << shape.describe() << ": " << report.summary();
+  const CheckReport report = comparison == Comparison::kExact
+                                 ? check_exact_sums(host.out0, host.src, host.index, got, repeats)
+                                 : check_scatter_add(host.out0, host.src, host.index, got, repeats);
+  EXPECT_TRUE(report.ok) << shape.describe() << ", " << comparison_name(comparison) << ": " << report.summary();
   EXPECT_EQ(device.guard_damage(), "") << shape.describe();
 }
 
-void run_and_check(const ScatterShape& shape, scatterptx_path path, uint64_t seed) {
-  SCOPED_TRACE(shape.describe() + ", path " + path_name(path));
-  const HostScatter host = make_random_scatter(shape, seed);
+void run_and_check(const ScatterShape& shape, scatterptx_path path, uint64_t seed, Comparison comparison) {
+  SCOPED_TRACE(shape.describe() + ", path " + path_name(path) + ", " + comparison_name(comparison));
+  HostScatter host = make_random_scatter(shape, seed);
+  if (comparison == Comparison::kExact) {
+    ASSERT_TRUE(make_sums_exact(host, derive_seed(seed, 8))) << "a target takes too many rows for exact sums";
+  }
   DeviceScatter device(shape, host);
   const scatterptx_scatter_add_args args = device.args(path, SCATTERPTX_INDEX_RECORD);
   const scatterptx_status status = scatterptx_scatter_add(&args, nullptr);
@@ -229,7 +253,7 @@ void run_and_check(const ScatterShape& shape, scatterptx_path path, uint64_t see
   }
   ASSERT_EQ(status, SCATTERPTX_SUCCESS)
       << scatterptx_status_name(status) << ": " << scatterptx_last_error_message();
-  expect_scatter_result(shape, host, device, 1);
+  expect_scatter_result(shape, host, device, 1, comparison);
 
   int64_t bad_position = 0;
   ASSERT_EQ(scatterptx_take_index_error(&bad_position), SCATTERPTX_SUCCESS)

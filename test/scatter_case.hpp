@@ -42,6 +42,18 @@ struct HostScatter {
 // Random out0 and src, indices uniform in [0, out_rows).
 HostScatter make_random_scatter(const ScatterShape& shape, uint64_t seed);
 
+// Replaces host's out0 and src by eighths (reference.hpp) that keep every
+// sum exact for host's index, each source row added `repeats` times: K as
+// large as the most rows one target takes allows. False, changing nothing,
+// where that is too many for the dtype (most_exact_rows_per_target).
+bool make_sums_exact(HostScatter& host, uint64_t seed, int repeats = 1);
+
+// How a result is held to the float64 reference: within the rounding bound
+// (check_scatter_add), or bit for bit (check_exact_sums; inputs from
+// make_sums_exact).
+enum class Comparison { kWithinBound, kExact };
+const char* comparison_name(Comparison comparison);
+
 // Rows of sentinel bytes allocated before and after out: a write outside
 // out lands there and is caught.
 constexpr int64_t kGuardRows = 2;
@@ -100,15 +112,16 @@ int64_t red_batch_step(scatterptx_dtype dtype, int64_t row_bytes);
 // leaves the last batch partial.
 void check_short_row_batches(const std::string& plan, int64_t src_rows);
 
-// Runs shape with fresh random inputs on the null stream and checks it:
-// a forced TMA path on ineligible input must be rejected with nothing
-// written; every other combination must match the reference, with AUTO on
-// ineligible input planned as the red path.
-void run_and_check(const ScatterShape& shape, scatterptx_path path, uint64_t seed);
+// Runs shape with fresh random inputs (eighths for kExact) on the null
+// stream and checks it: a forced TMA path on ineligible input must be
+// rejected with nothing written; every other combination must match the
+// reference, with AUTO on ineligible input planned as the red path.
+void run_and_check(const ScatterShape& shape, scatterptx_path path, uint64_t seed,
+                   Comparison comparison = Comparison::kWithinBound);
 
 // Downloads out and checks it, guards included, against host's inputs added
 // `repeats` times (the number of launches that ran).
-void expect_scatter_result(const ScatterShape& shape, const HostScatter& host,
-                           const DeviceScatter& device, int repeats);
+void expect_scatter_result(const ScatterShape& shape, const HostScatter& host, const DeviceScatter& device,
+                           int repeats, Comparison comparison = Comparison::kWithinBound);
 
 }  // namespace scatterptx_test
