@@ -7,6 +7,7 @@
 // passes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <tuple>
@@ -49,20 +50,37 @@ class GroupedScatterAddTest : public ::testing::TestWithParam<GroupedParam> {
   }
 
   // Fresh random out0 and src (never zero), then every entry point checked.
-  void run(const ScatterShape& s, const IndexMaker& make_index = nullptr) {
+  // kExact: eighths whose every sum is exact in the dtype, compared bit for
+  // bit, where the rounding bound cannot see a row lost at high fan-in.
+  void run(const ScatterShape& s, const IndexMaker& make_index = nullptr,
+           Comparison comparison = Comparison::kWithinBound) {
     const uint64_t seed = fresh_seed();
     SCOPED_TRACE(seed_trace(seed));
     HostScatter host = make_random_scatter(s, seed);
     if (make_index) host.index = make_index(derive_seed(seed, 7));
     ASSERT_EQ(static_cast<int64_t>(host.index.size()), s.src_rows);
-    run_grouped_and_check(s, host, options());
+    if (comparison == Comparison::kExact) {
+      ASSERT_TRUE(make_sums_exact(host, derive_seed(seed, 8))) << "a target takes too many rows for exact sums";
+    }
+    run_grouped_and_check(s, host, options(), comparison);
+  }
+
+  // The rows of a hot target in an exact run: `wanted`, or in bf16 and f16
+  // half of what they sum exactly (127, 1023), leaving room for the rows
+  // that uniform indices add to it.
+  int64_t exact_hot_rows(int64_t wanted) const {
+    return std::min(wanted, most_exact_rows_per_target(dtype()) / 2);
   }
 };
 
 TEST_P(GroupedScatterAddTest, AllRowsToOneTarget) {
-  // out_rows = 1: a single segment holding every source row.
+  // out_rows = 1: a single segment holding every source row; then exact
+  // sums, of as many rows as bf16 and f16 sum exactly (255, 2047).
   for (int64_t cols : {1, 132}) {
     run(shape(/*out_rows=*/1, /*src_rows=*/20011, cols));
+    if (HasFatalFailure()) return;
+    const int64_t exact_rows = std::min<int64_t>(20011, most_exact_rows_per_target(dtype()));
+    run(shape(/*out_rows=*/1, exact_rows, cols), nullptr, Comparison::kExact);
     if (HasFatalFailure()) return;
   }
 }
@@ -79,34 +97,61 @@ TEST_P(GroupedScatterAddTest, SegmentFarLongerThanATile) {
   // order; the other 3000 rows spread over the remaining targets.
   const ScatterShape s = shape(/*out_rows=*/64, /*src_rows=*/103000, /*cols=*/36);
   run(s, [s](uint64_t seed) { return hot_target_index(s.src_rows, s.out_rows, 17, 100000, seed); });
+  if (HasFatalFailure()) return;
+  // Exact sums: f32 and f64 of the same segment (a dropped 8192-row piece
+  // would pass the f32 rounding bound); bf16 and f16 cannot sum it exactly,
+  // so theirs is exact_hot_rows long (under a tile in bf16, about four in
+  // f16).
+  const int64_t hot_rows = exact_hot_rows(100000);
+  const ScatterShape exact = shape(/*out_rows=*/64, hot_rows + 3000, /*cols=*/36);
+  run(exact, [exact, hot_rows](uint64_t seed) {
+    return hot_target_index(exact.src_rows, exact.out_rows, 17, hot_rows, seed);
+  }, Comparison::kExact);
 }
 
 TEST_P(GroupedScatterAddTest, SegmentsAtTileBoundaries) {
-  // One target per length just below, at and above one tile and 32 tiles.
+  // One target per length just below, at and above one tile and 32 tiles;
+  // then exact sums of the lengths the dtype sums exactly (bf16 255 only,
+  // f16 up to 257, f32 and f64 all).
   const std::vector<int64_t> lengths = {255, 256, 257, 8191, 8192, 8193};
-  int64_t total = 0;
-  for (int64_t length : lengths) total += length;
-  const ScatterShape s = shape(/*out_rows=*/16, total, /*cols=*/8);
-  run(s, [lengths, total](uint64_t seed) {
-    std::vector<int64_t> index;
-    index.reserve(static_cast<size_t>(total));
-    for (size_t target = 0; target < lengths.size(); ++target) {
-      index.insert(index.end(), static_cast<size_t>(lengths[target]),
-                   static_cast<int64_t>(2 * target + 1));
-    }
-    // Shuffled, so each segment's rows come from every part of src.
-    const std::vector<int64_t> order = permutation_index(total, seed);
-    std::vector<int64_t> shuffled(index.size());
-    for (size_t i = 0; i < index.size(); ++i) shuffled[i] = index[static_cast<size_t>(order[i])];
-    return shuffled;
-  });
+  std::vector<int64_t> exact_lengths;
+  for (int64_t length : lengths) {
+    if (length <= most_exact_rows_per_target(dtype())) exact_lengths.push_back(length);
+  }
+  for (Comparison comparison : {Comparison::kWithinBound, Comparison::kExact}) {
+    const std::vector<int64_t>& run_lengths = comparison == Comparison::kExact ? exact_lengths : lengths;
+    int64_t total = 0;
+    for (int64_t length : run_lengths) total += length;
+    const ScatterShape s = shape(/*out_rows=*/16, total, /*cols=*/8);
+    run(s, [run_lengths, total](uint64_t seed) {
+      std::vector<int64_t> index;
+      index.reserve(static_cast<size_t>(total));
+      for (size_t target = 0; target < run_lengths.size(); ++target) {
+        index.insert(index.end(), static_cast<size_t>(run_lengths[target]),
+                     static_cast<int64_t>(2 * target + 1));
+      }
+      // Shuffled, so each segment's rows come from every part of src.
+      const std::vector<int64_t> order = permutation_index(total, seed);
+      std::vector<int64_t> shuffled(index.size());
+      for (size_t i = 0; i < index.size(); ++i) shuffled[i] = index[static_cast<size_t>(order[i])];
+      return shuffled;
+    }, comparison);
+    if (HasFatalFailure()) return;
+  }
 }
 
 TEST_P(GroupedScatterAddTest, HotTargetTakesHalfTheRows) {
+  // Then exact sums, the hot target's rows cut to exact_hot_rows in bf16
+  // and f16.
   const ScatterShape s = shape(/*out_rows=*/3001, /*src_rows=*/20000, /*cols=*/128);
-  run(s, [s](uint64_t seed) {
-    return hot_target_index(s.src_rows, s.out_rows, 1234, s.src_rows / 2, seed);
-  });
+  for (Comparison comparison : {Comparison::kWithinBound, Comparison::kExact}) {
+    const int64_t hot_rows =
+        comparison == Comparison::kExact ? exact_hot_rows(s.src_rows / 2) : s.src_rows / 2;
+    run(s, [s, hot_rows](uint64_t seed) {
+      return hot_target_index(s.src_rows, s.out_rows, 1234, hot_rows, seed);
+    }, comparison);
+    if (HasFatalFailure()) return;
+  }
 }
 
 TEST_P(GroupedScatterAddTest, UniformAcrossWidths) {
