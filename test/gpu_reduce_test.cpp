@@ -151,18 +151,21 @@ ScatterShape shape_of(Layout layout, const ReduceCase& c) {
 // The source positions with a bad index: skipped, the first one recorded.
 constexpr int64_t kFirstBadPosition = 101;
 
+// The targets make_reduce_inputs reaches: the multiples of 3.
+int64_t reached_targets(const ScatterShape& s) { return (s.out_rows + 2) / 3; }
+
 // Inputs with every case the reduce must handle: targets that are multiples
 // of 3 only (the others are reached by nothing and must keep their bytes,
-// NaN included), one hot target taking a third of the rows (its segment
-// spans many tiles; 10000 rows of the long layout, 40 tiles: two combine
-// levels), long
+// NaN included), one hot target taking hot_rows (a third of the rows: its
+// segment spans many tiles; 10000 rows of the long layout, 40 tiles: two
+// combine levels), long
 // runs in the short-row layout (sorted: the red path folds them), NaN and
 // both infinities among the source values, NaN in out, two bad indices.
-HostScatter make_reduce_inputs(Layout layout, const ScatterShape& s, uint64_t seed) {
+HostScatter make_reduce_inputs(Layout layout, const ScatterShape& s, int64_t hot_rows, uint64_t seed) {
   HostScatter host = make_random_scatter(s, seed);
-  const int64_t targets = (s.out_rows + 2) / 3;
+  const int64_t targets = reached_targets(s);
   const int64_t hot_target = 3 * (targets / 2);
-  std::vector<int64_t> index = hot_target_index(s.src_rows, targets, targets / 2, s.src_rows / 3, derive_seed(seed, 7));
+  std::vector<int64_t> index = hot_target_index(s.src_rows, targets, targets / 2, hot_rows, derive_seed(seed, 7));
   for (int64_t& target : index) target *= 3;
   if (layout == Layout::kShortRows) std::sort(index.begin(), index.end());
   host.index = index;
@@ -188,11 +191,30 @@ class ReduceTest : public ::testing::TestWithParam<ReduceCase> {
   void SetUp() override { SCATTERPTX_REQUIRE_GPU(); }
 };
 
-// One layout's inputs through every entry that may run the case.
-void run_layout(const ReduceCase& c, Layout layout, uint64_t seed) {
-  const ScatterShape shape = shape_of(layout, c);
-  SCOPED_TRACE(std::string(layout_name(layout)) + ", " + shape.describe() + ", " + seed_trace(seed));
-  const HostScatter host = make_reduce_inputs(layout, shape, seed);
+// Whether run_layout can also hold the case to exact sums: unweighted sums
+// (a mean's division, and a weight's product, round).
+bool sums_exactly(const ReduceCase& c) { return c.reduce == SCATTERPTX_REDUCE_SUM && c.weights == Weights::kNone; }
+
+// One layout's inputs through every entry that may run the case. kExact
+// (sums_exactly cases): eighths in place of the random values, NaN and
+// infinities, every sum exact in the dtype and compared bit for bit. bf16
+// and f16 sum only so many rows exactly (255, 2047): there the hot target
+// takes at most half of that and the others about a quarter, so the long
+// and unaligned layouts have fewer rows and the hot segment fewer tiles.
+void run_layout(const ReduceCase& c, Layout layout, uint64_t seed, Comparison comparison) {
+  ScatterShape shape = shape_of(layout, c);
+  int64_t hot_rows = shape.src_rows / 3;
+  if (comparison == Comparison::kExact) {
+    const int64_t most_rows = most_exact_rows_per_target(c.dtype);
+    shape.src_rows = std::min(shape.src_rows, reached_targets(shape) * (most_rows / 4));
+    hot_rows = std::min(shape.src_rows / 3, most_rows / 2);
+  }
+  SCOPED_TRACE(std::string(layout_name(layout)) + ", " + shape.describe() + ", " + seed_trace(seed) + ", " +
+               comparison_name(comparison));
+  HostScatter host = make_reduce_inputs(layout, shape, hot_rows, seed);
+  if (comparison == Comparison::kExact) {
+    ASSERT_TRUE(make_sums_exact(host, derive_seed(seed, 8))) << "a target takes too many rows for exact sums";
+  }
   DeviceScatter device(shape, host);
   ReduceCheck check;
   check.reduce = c.reduce;
@@ -215,9 +237,15 @@ void run_layout(const ReduceCase& c, Layout layout, uint64_t seed) {
     }
     return args;
   };
+  const auto check_result = [&] {
+    const HostMatrix got = device.download_out();
+    return comparison == Comparison::kExact
+               ? check_exact_sums(host.out0, host.src, host.index, got, 1, c.include_self)
+               : check_scatter_reduce(host.out0, host.src, host.index, got, check);
+  };
   const auto expect_result = [&](const char* entry) {
     SCOPED_TRACE(entry);
-    const CheckReport report = check_scatter_reduce(host.out0, host.src, host.index, device.download_out(), check);
+    const CheckReport report = check_result();
     EXPECT_TRUE(report.ok) << report.summary();
     EXPECT_EQ(device.guard_damage(), "");
     int64_t position = -1;
@@ -252,7 +280,7 @@ void run_layout(const ReduceCase& c, Layout layout, uint64_t seed) {
                   .find(index_error_phrase(kFirstBadPosition, host.index[kFirstBadPosition])),
               std::string::npos)
         << scatterptx_last_error_message();
-    const CheckReport report = check_scatter_reduce(host.out0, host.src, host.index, device.download_out(), check);
+    const CheckReport report = check_result();
     EXPECT_TRUE(report.ok) << "CHECKED: " << report.summary();
   }
   // Grouped, single-shot and as a deterministic plan: bitwise the same.
@@ -284,8 +312,12 @@ void run_layout(const ReduceCase& c, Layout layout, uint64_t seed) {
 TEST_P(ReduceTest, MatchesTheFloat64ReduceInEveryLayoutAndEntry) {
   for (Layout layout : {Layout::kLongRows, Layout::kUnaligned, Layout::kShortRows, Layout::kEightByteLanes,
                         Layout::kFourByteLanes}) {
-    run_layout(GetParam(), layout, fresh_seed());
+    run_layout(GetParam(), layout, fresh_seed(), Comparison::kWithinBound);
     if (::testing::Test::HasFatalFailure()) return;
+    if (sums_exactly(GetParam())) {
+      run_layout(GetParam(), layout, fresh_seed(), Comparison::kExact);
+      if (::testing::Test::HasFatalFailure()) return;
+    }
   }
 }
 
