@@ -5,8 +5,10 @@
 // through the same entry points.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gpu_harness.hpp"
@@ -18,11 +20,22 @@
 namespace scatterptx_test {
 namespace {
 
-// Random inputs with a hot target taking a quarter of the rows.
-HostScatter make_inputs(const ScatterShape& s, uint64_t seed) {
+// Random inputs with a hot target taking a quarter of the rows. kExact:
+// eighths whose every sum is exact in the dtype, each row added `repeats`
+// times; bf16 sums only so many rows exactly (255 adds), so there the hot
+// target takes half of what it can (63 rows added twice), leaving room for
+// the rows uniform indices add to it.
+HostScatter make_inputs(const ScatterShape& s, uint64_t seed, Comparison comparison = Comparison::kWithinBound,
+                        int repeats = 1) {
   HostScatter host = make_random_scatter(s, seed);
-  host.index = hot_target_index(s.src_rows, s.out_rows, s.out_rows / 2, s.src_rows / 4,
-                                derive_seed(seed, 7));
+  int64_t hot_rows = s.src_rows / 4;
+  if (comparison == Comparison::kExact) {
+    hot_rows = std::min(hot_rows, most_exact_rows_per_target(s.dtype, repeats) / 2);
+  }
+  host.index = hot_target_index(s.src_rows, s.out_rows, s.out_rows / 2, hot_rows, derive_seed(seed, 7));
+  if (comparison == Comparison::kExact && !make_sums_exact(host, derive_seed(seed, 8), repeats)) {
+    ADD_FAILURE() << "a target takes too many rows for exact sums";
+  }
   return host;
 }
 
@@ -106,40 +119,50 @@ TEST_P(GroupedPlanTest, ExecutesOnTwoStreamsInTurn) {
   // 200-byte rows take the scalar summing variant.
   const ScatterShape s = contiguous_shape(SCATTERPTX_BF16, 1500, 25000, 100);
   SCOPED_TRACE(s.describe());
-  const HostScatter host = make_inputs(s, seed);
-  DeviceScatter device(s, host);
-  const scatterptx_scatter_add_args args =
-      device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
-  const scatterptx_group_options group = options();
-  Stream first;
-  Stream second;
-  ScopedPlan plan;
-  ASSERT_EQ(scatterptx_plan_create(&args, &group, nullptr, 0, first.get(), plan.receive()),
-            SCATTERPTX_SUCCESS)
-      << scatterptx_last_error_message();
-  // Executes share the plan's workspace: the second stream waits for the
-  // first's execute through an event, with no host synchronisation.
-  Event first_done;
-  ASSERT_EQ(scatterptx_plan_execute(plan.get(), args.out, args.src, first.get()),
-            SCATTERPTX_SUCCESS)
-      << scatterptx_last_error_message();
-  first_done.record(first.get());
-  stream_wait_event(second.get(), first_done);
-  ASSERT_EQ(scatterptx_plan_execute(plan.get(), args.out, args.src, second.get()),
-            SCATTERPTX_SUCCESS)
-      << scatterptx_last_error_message();
-  second.synchronize();
-  expect_scatter_result(s, host, device, 2);
-  expect_no_index_error();
+  // Then exact sums: the bound of the hot target's 12500 bf16 adds could
+  // not tell one execute from two.
+  for (Comparison comparison : {Comparison::kWithinBound, Comparison::kExact}) {
+    SCOPED_TRACE(comparison_name(comparison));
+    const HostScatter host = make_inputs(s, seed, comparison, /*repeats=*/2);
+    DeviceScatter device(s, host);
+    const scatterptx_scatter_add_args args =
+        device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+    const scatterptx_group_options group = options();
+    Stream first;
+    Stream second;
+    ScopedPlan plan;
+    ASSERT_EQ(scatterptx_plan_create(&args, &group, nullptr, 0, first.get(), plan.receive()),
+              SCATTERPTX_SUCCESS)
+        << scatterptx_last_error_message();
+    // Executes share the plan's workspace: the second stream waits for the
+    // first's execute through an event, with no host synchronisation.
+    Event first_done;
+    ASSERT_EQ(scatterptx_plan_execute(plan.get(), args.out, args.src, first.get()),
+              SCATTERPTX_SUCCESS)
+        << scatterptx_last_error_message();
+    first_done.record(first.get());
+    stream_wait_event(second.get(), first_done);
+    ASSERT_EQ(scatterptx_plan_execute(plan.get(), args.out, args.src, second.get()),
+              SCATTERPTX_SUCCESS)
+        << scatterptx_last_error_message();
+    second.synchronize();
+    expect_scatter_result(s, host, device, 2, comparison);
+    expect_no_index_error();
+    if (HasFatalFailure()) return;
+  }
 }
 
 TEST_P(GroupedPlanTest, CapturedExecuteReplaysTwice) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
-  for (scatterptx_dtype dtype : {SCATTERPTX_F32, SCATTERPTX_BF16}) {
+  // Each dtype then with exact sums, which show a replay lost or run twice
+  // however many rows the hot target adds.
+  for (const auto& [dtype, comparison] :
+       {std::pair{SCATTERPTX_F32, Comparison::kWithinBound}, std::pair{SCATTERPTX_F32, Comparison::kExact},
+        std::pair{SCATTERPTX_BF16, Comparison::kWithinBound}, std::pair{SCATTERPTX_BF16, Comparison::kExact}}) {
     const ScatterShape s = contiguous_shape(dtype, 900, 12000, 264);
-    SCOPED_TRACE(s.describe());
-    const HostScatter host = make_inputs(s, derive_seed(seed, dtype));
+    SCOPED_TRACE(s.describe() + ", " + comparison_name(comparison));
+    const HostScatter host = make_inputs(s, derive_seed(seed, dtype), comparison, /*repeats=*/2);
     DeviceScatter device(s, host);
     const scatterptx_scatter_add_args args =
         device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
@@ -166,10 +189,11 @@ TEST_P(GroupedPlanTest, CapturedExecuteReplaysTwice) {
     DRIVER_CALL(cuGraphLaunch, exec, stream.get());
     DRIVER_CALL(cuGraphLaunch, exec, stream.get());
     stream.synchronize();
-    expect_scatter_result(s, host, device, 2);
+    expect_scatter_result(s, host, device, 2, comparison);
     DRIVER_CALL(cuGraphExecDestroy, exec);
     DRIVER_CALL(cuGraphDestroy, graph);
     expect_no_index_error();
+    if (HasFatalFailure()) return;
   }
 }
 
