@@ -160,7 +160,7 @@ TEST_P(IndexErrorTest, OutOfRangeRowsAreSkippedWhereRedPrefetchesOut) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
   const ScatterShape s = red_prefetch_shape(SCATTERPTX_F32, index_type(), 64);
-  const int64_t step = red_batch_step(SCATTERPTX_F32, 64);
+  const int64_t step = red_batch_step(SCATTERPTX_F32, index_type(), 64);
   HostScatter host = make_random_scatter(s, seed);
   for (size_t row = 200; row < 264; ++row) host.index[row] = 5;
   // Batch slots (row % 4): 40, 41, 202, 207 take 0-3; 208 opens a batch

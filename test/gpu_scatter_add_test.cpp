@@ -221,7 +221,7 @@ TEST_P(ScatterAddTest, ShortRowsIntoOutLargerThanL2) {
     // had rows 5 step .. 5 step + 3 before it: its last row's target in
     // the slot the partial batch leaves empty must not take in row
     // 9 step + 2, which has the same target.
-    const int64_t step = red_batch_step(dtype(), row_bytes);
+    const int64_t step = red_batch_step(dtype(), index_type(), row_bytes);
     host.index[static_cast<size_t>(5 * step + 3)] = host.index[static_cast<size_t>(9 * step + 2)];
     if (path() == SCATTERPTX_PATH_RED) {
       DeviceScatter probe(s, host);

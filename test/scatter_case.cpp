@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <stdexcept>
 #include <vector>
 
 #include "plan.hpp"
@@ -164,27 +165,49 @@ namespace {
 constexpr int64_t kRedThreadsPerCta = scatterptx::detail::kRedThreadsPerCta;
 constexpr int64_t kRowsPerBatch = 4;  // ROWS_IN_FLIGHT in gen/red_snippets.py
 
-int64_t lanes_per_row(scatterptx_dtype dtype, int64_t row_bytes) {
-  int64_t lanes = 1;
-  while (lanes * red_lane_bytes(dtype) < row_bytes) lanes *= 2;
-  return lanes;
+// A plan's groups of lanes: CTAs along the rows times the groups in a CTA.
+int64_t groups_of_lanes(int64_t grid_x, int64_t lanes_per_row) {
+  return grid_x * (kRedThreadsPerCta / lanes_per_row);
 }
 
-// The value of " key=" in a plan's text, or -1.
+}  // namespace
+
 int64_t plan_number(const std::string& plan, const std::string& key) {
   const size_t at = plan.find(" " + key + "=");
   if (at == std::string::npos) return -1;
   return std::stoll(plan.substr(at + key.size() + 2));
 }
 
-}  // namespace
-
 int64_t red_lane_bytes(scatterptx_dtype dtype) { return dtype == SCATTERPTX_F64 ? 8 : 16; }
 
-int64_t red_batch_step(scatterptx_dtype dtype, int64_t row_bytes) {
-  const int64_t slots = int64_t{device_attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)} *
-                        (device_attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR) / kRedThreadsPerCta);
-  return 2 * slots * (kRedThreadsPerCta / lanes_per_row(dtype, row_bytes));
+int64_t red_batch_step(scatterptx_dtype dtype, scatterptx_index_type index_type, int64_t row_bytes) {
+  // Rows for two batches in every group of any grid the planner may choose
+  // (at most two waves of the CTAs the thread limit allows, at most 256
+  // groups a CTA): its grid is then its cap, as for red_prefetch_shape.
+  const int64_t thread_limit_ctas =
+      int64_t{device_attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)} *
+      (device_attribute(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR) / kRedThreadsPerCta);
+  scatterptx_scatter_add_args args;
+  scatterptx_scatter_add_args_init(&args);
+  args.dtype = dtype;
+  args.index_type = index_type;
+  args.path = SCATTERPTX_PATH_RED;
+  args.cols = row_bytes / static_cast<int64_t>(element_bytes(dtype));
+  args.out_row_stride = args.src_row_stride = args.cols;
+  args.out_rows = 1;
+  args.src_rows = 2 * kRowsPerBatch * kRedThreadsPerCta * 2 * thread_limit_ctas;
+  // Only described, never run, so the pointers are placeholders: aligned
+  // as cuMemAlloc's, and far enough apart not to overlap.
+  args.out = reinterpret_cast<void*>(uintptr_t{1} << 40);
+  args.src = reinterpret_cast<const void*>(uintptr_t{1} << 41);
+  args.index = reinterpret_cast<const void*>(uintptr_t{1} << 42);
+  const std::string plan = describe_plan(args);
+  const int64_t grid_x = plan_number(plan, "grid");
+  const int64_t lanes = plan_number(plan, "lanes_per_row");
+  if (plan.rfind("path=red", 0) != 0 || grid_x <= 0 || lanes <= 0) {
+    throw std::runtime_error("red_batch_step: no red grid in the plan: " + plan);
+  }
+  return groups_of_lanes(grid_x, lanes);
 }
 
 ScatterShape contiguous_shape(scatterptx_dtype dtype, int64_t out_rows, int64_t src_rows, int64_t cols) {
@@ -197,7 +220,7 @@ ScatterShape contiguous_shape(scatterptx_dtype dtype, int64_t out_rows, int64_t 
 }
 
 ScatterShape red_prefetch_shape(scatterptx_dtype dtype, scatterptx_index_type index_type, int64_t row_bytes) {
-  const int64_t step = red_batch_step(dtype, row_bytes);
+  const int64_t step = red_batch_step(dtype, index_type, row_bytes);
   ScatterShape s;
   s.dtype = dtype;
   s.index_type = index_type;
@@ -215,8 +238,11 @@ void check_short_row_batches(const std::string& plan, int64_t src_rows) {
   const int64_t grid_x = plan_number(plan, "grid");
   ASSERT_GT(lanes, 0) << plan;
   ASSERT_GT(grid_x, 0) << plan;
-  const int64_t groups = grid_x * (kRedThreadsPerCta / lanes);
-  EXPECT_GE(src_rows, 2 * kRowsPerBatch * groups) << "every group should run two full batches: " << plan;
+  // The rows red_prefetch_shape gives a step: with the plan's groups as the
+  // step, group g takes batches g, g + step and (a quarter of them) g + 2 step.
+  const int64_t groups = groups_of_lanes(grid_x, lanes);
+  EXPECT_EQ(src_rows, (2 * kRowsPerBatch + 1) * groups + 3)
+      << "the shape's batch step is not the plan's " << groups << " groups of lanes: " << plan;
   EXPECT_NE(src_rows % kRowsPerBatch, 0) << "the last batch should be partial: " << plan;
 }
 

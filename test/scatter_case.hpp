@@ -93,23 +93,29 @@ std::string describe_plan(const scatterptx_scatter_add_args& args);
 // 16-byte vector, f64 one element (it has no vector red).
 int64_t red_lane_bytes(scatterptx_dtype dtype);
 
+// The value of " key=" in a plan's text (describe_plan's or
+// describe_group_plan's), or -1 where it has none.
+int64_t plan_number(const std::string& plan, const std::string& key);
+
 // Shapes for the red path's short-row loop with out prefetched: 16-byte
 // aligned rows of row_bytes (at most 256 lanes' red_lane_bytes: 4 KB, f64
 // 2 KB) into an out larger than the device's L2. The loop's batches are
 // four consecutive rows; group g of the grid takes batches g, g + step, ...
-// (step: red_batch_step). The source-row count gives every group two full
-// batches, the first quarter of them a third, and leaves the last batch
-// partial. It assumes the planner's red grid (two CTAs of 256 threads per
-// resident slot); check_short_row_batches holds a red plan to it.
+// (step: red_batch_step). The source-row count, 9 step + 3, gives every
+// group two full batches, the first quarter of them a third, and leaves the
+// last batch partial; check_short_row_batches holds a red plan to it.
 ScatterShape red_prefetch_shape(scatterptx_dtype dtype, scatterptx_index_type index_type, int64_t row_bytes);
 
-// The groups of lanes in such a shape's plan: the batches between two
-// batches of one group.
-int64_t red_batch_step(scatterptx_dtype dtype, int64_t row_bytes);
+// The groups of lanes in the red grid the library plans for such rows when
+// there are enough of them (its grid is then a few waves of the CTAs an SM
+// holds, by the driver's occupancy): the batches between two batches of one
+// group. Read from scatterptx_describe_plan's grid= and lanes_per_row=;
+// throws std::runtime_error with the plan where they are missing.
+int64_t red_batch_step(scatterptx_dtype dtype, scatterptx_index_type index_type, int64_t row_bytes);
 
-// Fails unless plan (describe_plan's text of a red plan) prefetches out,
-// gives each group of lanes of its grid two full batches of src_rows, and
-// leaves the last batch partial.
+// Fails unless plan (describe_plan's text of a red plan) prefetches out and
+// its grid's groups of lanes are the step src_rows was made for
+// (red_prefetch_shape: src_rows = 9 step + 3, so the last batch is partial).
 void check_short_row_batches(const std::string& plan, int64_t src_rows);
 
 // Runs shape with fresh random inputs (eighths for kExact) on the null
