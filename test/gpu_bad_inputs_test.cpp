@@ -558,13 +558,16 @@ TEST_F(DeviceMisuseOnGpu, CallOnAThreadWithoutAContext) {
   const scatterptx_scatter_add_args args = arena.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
   scatterptx_status status = SCATTERPTX_SUCCESS;
   std::string message;
-  CUcontext current = nullptr;
+  // Not null, so that only the query's answer can make it null.
+  CUcontext current = reinterpret_cast<CUcontext>(uintptr_t{1});
+  CUresult query = CUDA_ERROR_UNKNOWN;
   std::thread bare([&] {  // a new thread has no current context
-    (void)driver().cuCtxGetCurrent(&current);
+    query = driver().cuCtxGetCurrent(&current);
     status = scatterptx_scatter_add(&args, nullptr);
     message = scatterptx_last_error_message();
   });
   bare.join();
+  ASSERT_EQ(query, CUDA_SUCCESS) << "cuCtxGetCurrent on the new thread";
   ASSERT_EQ(current, nullptr);
   EXPECT_EQ(status, SCATTERPTX_ERROR_NO_CONTEXT) << message;
   EXPECT_EQ(message, bad::device_case("no_context").message);
