@@ -65,6 +65,15 @@ TEST_P(GroupedDeterminismTest, RepeatedRunsAreBitwiseIdentical) {
   }
 }
 
+// plan_describe's text of a plan of device's problem under options.
+std::string described_plan(const DeviceScatter& device, const scatterptx_group_options& options) {
+  const scatterptx_scatter_add_args args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+  ScopedPlan plan;
+  const scatterptx_status created = scatterptx_plan_create(&args, &options, nullptr, 0, nullptr, plan.receive());
+  EXPECT_EQ(created, SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+  return created == SCATTERPTX_SUCCESS ? describe_group_plan(plan.get()) : "(plan_create failed)";
+}
+
 TEST_P(GroupedDeterminismTest, WarpsPerCtaChangeTheGridNotTheBits) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
@@ -72,6 +81,15 @@ TEST_P(GroupedDeterminismTest, WarpsPerCtaChangeTheGridNotTheBits) {
   SCOPED_TRACE(s.describe());
   const HostScatter host = make_hot_scatter(s, seed);
   DeviceScatter device(s, host);
+
+  // The summing grid does change: the same bits below come from different grids.
+  const std::string with_4_warps = described_plan(device, group_options(GroupMode::kDeterministic, 4));
+  const std::string with_8_warps = described_plan(device, group_options(GroupMode::kDeterministic, 8));
+  EXPECT_EQ(plan_number(with_4_warps, "summing_warps"), 4) << with_4_warps;
+  EXPECT_EQ(plan_number(with_8_warps, "summing_warps"), 8) << with_8_warps;
+  EXPECT_GT(plan_number(with_4_warps, "grid"), 0) << with_4_warps;
+  EXPECT_NE(plan_number(with_4_warps, "grid"), plan_number(with_8_warps, "grid"))
+      << with_4_warps << "\n" << with_8_warps;
 
   const HostMatrix with_4 = run_from_out0(device, host, group_options(GroupMode::kDeterministic, 4),
                                           GroupEntry::kPlanOwnWorkspace, nullptr);
