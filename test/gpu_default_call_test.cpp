@@ -29,10 +29,12 @@ ScatterShape grouped_shape(scatterptx_dtype dtype) {
   return s;
 }
 
-// Counts what the library asks of it; hands out cuMemAlloc'd memory, or
-// NULL when told to fail, or memory 16 bytes off alignment. Released memory
-// is freed only after the test synchronises.
+// Counts what the library asks of it; hands out cuMemAlloc'd memory filled
+// with kFill (a workspace must not count on zeroed memory), or NULL when
+// told to fail, or memory 16 bytes off alignment. Released memory is freed
+// only after the test synchronises.
 struct TestAllocator {
+  static constexpr unsigned char kFill = 0xA5;
   enum class Mode { kWorking, kFailing, kMisaligned } mode = Mode::kWorking;
   int allocations = 0;
   int releases = 0;
@@ -45,7 +47,19 @@ struct TestAllocator {
     self->last_bytes = bytes;
     if (self->mode == Mode::kFailing) return nullptr;
     self->held.push_back(std::make_unique<DeviceBuffer>(bytes + 256));
+    fill_device_bytes(self->held.back()->address(), kFill, self->held.back()->size());
     return self->held.back()->pointer(self->mode == Mode::kMisaligned ? 16 : 0);
+  }
+  // The bytes of held buffers no longer kFill (after the work synchronised).
+  size_t bytes_written() const {
+    size_t written = 0;
+    for (const auto& buffer : held) {
+      std::vector<unsigned char> bytes(buffer->size());
+      download(bytes.data(), buffer->address(), bytes.size());
+      written += static_cast<size_t>(std::count_if(bytes.begin(), bytes.end(),
+                                                   [](unsigned char byte) { return byte != kFill; }));
+    }
+    return written;
   }
   static void release(void*, size_t, CUstream, void* self_pointer) {
     ++static_cast<TestAllocator*>(self_pointer)->releases;
@@ -219,9 +233,10 @@ TEST_P(DefaultCallTest, MisalignedMemoryFromTheAllocatorIsGivenBackAndNotUsed) {
   TestAllocator allocator;
   allocator.mode = TestAllocator::Mode::kMisaligned;
   RegisteredAllocator registered(allocator);
-  (void)run_default_call(grouped_shape(GetParam()), fresh_seed());
+  (void)run_default_call(grouped_shape(GetParam()), fresh_seed());  // synchronises before it checks
   EXPECT_EQ(allocator.allocations, 1);
   EXPECT_EQ(allocator.releases, 1);
+  EXPECT_EQ(allocator.bytes_written(), 0u) << "the call wrote to the misaligned memory it gave back";
 }
 
 // The default call's check of the index's order: for f32 a sorted index
