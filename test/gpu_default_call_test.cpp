@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
 #include <thread>
@@ -426,24 +427,38 @@ TEST(DefaultCall, FourStreamsFromTwoThreadsAtOnce) {
     devices.push_back(std::make_unique<DeviceScatter>(s, hosts.back()));
   }
   std::vector<scatterptx_status> statuses(kThreads * kStreamsPerThread, SCATTERPTX_SUCCESS);
+  // What stopped each thread before it made and waited for all its calls;
+  // "" when nothing did. GoogleTest's assertions are for the main thread,
+  // and an exception leaving a thread would end the process.
+  std::vector<std::string> thread_failures(kThreads, "the thread did not finish");
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
-      if (make_gpu_current().state != GpuStatus::State::kReady) return;
-      std::vector<std::unique_ptr<Stream>> streams;
-      for (int k = 0; k < kStreamsPerThread; ++k) streams.push_back(std::make_unique<Stream>());
-      for (int call = 0; call < kCallsPerStream; ++call) {
-        for (int k = 0; k < kStreamsPerThread; ++k) {
-          const int slot = t * kStreamsPerThread + k;
-          const auto args = devices[slot]->args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
-          const scatterptx_status status = scatterptx_scatter_add(&args, streams[k]->get());
-          if (status != SCATTERPTX_SUCCESS) statuses[slot] = status;
+      try {
+        const GpuStatus gpu = make_gpu_current();
+        if (gpu.state != GpuStatus::State::kReady) {
+          thread_failures[t] = "no GPU context on the thread: " + gpu.reason;
+          return;
         }
+        std::vector<std::unique_ptr<Stream>> streams;
+        for (int k = 0; k < kStreamsPerThread; ++k) streams.push_back(std::make_unique<Stream>());
+        for (int call = 0; call < kCallsPerStream; ++call) {
+          for (int k = 0; k < kStreamsPerThread; ++k) {
+            const int slot = t * kStreamsPerThread + k;
+            const auto args = devices[slot]->args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+            const scatterptx_status status = scatterptx_scatter_add(&args, streams[k]->get());
+            if (status != SCATTERPTX_SUCCESS) statuses[slot] = status;
+          }
+        }
+        for (auto& stream : streams) stream->synchronize();
+        thread_failures[t] = "";
+      } catch (const std::exception& error) {
+        thread_failures[t] = std::string("threw: ") + error.what();
       }
-      for (auto& stream : streams) stream->synchronize();
     });
   }
   for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(thread_failures[t], "") << "thread " << t;
   for (int k = 0; k < kThreads * kStreamsPerThread; ++k) {
     SCOPED_TRACE(k);
     EXPECT_EQ(statuses[k], SCATTERPTX_SUCCESS) << scatterptx_status_name(statuses[k]);
