@@ -47,6 +47,10 @@ struct ScriptedDriver {
   std::set<CUdeviceptr> live_allocations;
   std::set<uintptr_t> live_streams;
   std::set<uintptr_t> live_pools;
+  // How many were ever taken: what "everything given back" covers.
+  int allocations_made = 0;
+  int streams_created = 0;
+  int pools_created = 0;
   cuuint64_t pool_release_threshold = 0;
   int occupancy_queries = 0;
   int unknown_handles = 0;  // unloads, frees and destroys of what is not held: double releases
@@ -132,6 +136,7 @@ CUresult occupancy(int* ctas, CUfunction, int threads, size_t dynamic_smem) {
 CUresult mem_alloc(CUdeviceptr* pointer, size_t) {
   *pointer = static_cast<CUdeviceptr>(script.next_handle++) << 16;
   script.live_allocations.insert(*pointer);
+  ++script.allocations_made;
   return CUDA_SUCCESS;
 }
 CUresult mem_free(CUdeviceptr pointer) {
@@ -155,6 +160,7 @@ CUresult stream_create(CUstream* stream, unsigned int flags) {
   if (flags != CU_STREAM_NON_BLOCKING) return CUDA_ERROR_INVALID_VALUE;
   const uintptr_t handle = script.next_handle++;
   script.live_streams.insert(handle);
+  ++script.streams_created;
   *stream = reinterpret_cast<CUstream>(handle);
   return CUDA_SUCCESS;
 }
@@ -166,6 +172,7 @@ CUresult pool_create(CUmemoryPool* pool, const CUmemPoolProps* props) {
   if (props->location.type != CU_MEM_LOCATION_TYPE_DEVICE || props->location.id != 0) return CUDA_ERROR_INVALID_VALUE;
   const uintptr_t handle = script.next_handle++;
   script.live_pools.insert(handle);
+  ++script.pools_created;
   *pool = reinterpret_cast<CUmemoryPool>(handle);
   return CUDA_SUCCESS;
 }
@@ -289,6 +296,9 @@ TEST(ContextState, AFailureToCreateTheTakeStreamGivesBackEverything) {
   start_script();
   script.fail_stream_create = true;
   EXPECT_EQ(creation_status(api), SCATTERPTX_ERROR_DRIVER);
+  // Taken before the stream: every module and the records' allocation.
+  EXPECT_EQ(script.module_loads, static_cast<int>(kKernelVariantCount));
+  EXPECT_EQ(script.allocations_made, 1);
   expect_everything_given_back();
 }
 
@@ -297,6 +307,12 @@ TEST(ContextState, APoolThatCannotKeepItsMemoryIsDestroyedWithEverythingElse) {
   start_script();
   script.fail_pool_attribute = true;
   EXPECT_EQ(creation_status(api), SCATTERPTX_ERROR_DRIVER);
+  // Taken by then: every module, the records' allocation, the take stream
+  // and the pool itself.
+  EXPECT_EQ(script.module_loads, static_cast<int>(kKernelVariantCount));
+  EXPECT_EQ(script.allocations_made, 1);
+  EXPECT_EQ(script.streams_created, 1);
+  EXPECT_EQ(script.pools_created, 1);
   expect_everything_given_back();
 }
 
