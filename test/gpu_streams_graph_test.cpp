@@ -13,12 +13,15 @@
 #include <thread>
 #include <vector>
 
+#include "bad_inputs.hpp"
 #include "gpu_harness.hpp"
 #include "reference.hpp"
 #include "scatter_case.hpp"
 
 namespace scatterptx_test {
 namespace {
+
+namespace bad = scatterptx_bad_inputs;
 
 TEST(StreamsAndGraphs, TwoStreamsAtOnce) {
   SCATTERPTX_REQUIRE_GPU();
@@ -160,8 +163,9 @@ TEST(StreamsAndGraphs, CheckedModeCannotBeCaptured) {
   CUgraph graph = nullptr;
   const CUresult ended = driver().cuStreamEndCapture(stream.get(), &graph);
   if (ended == CUDA_SUCCESS && graph != nullptr) DRIVER_CALL(cuGraphDestroy, graph);
-  EXPECT_NE(status, SCATTERPTX_SUCCESS) << "CHECKED mode synchronises: it cannot be captured";
-  EXPECT_STRNE(scatterptx_last_error_message(), "");
+  // CHECKED mode synchronises, so it cannot be captured: refused up front.
+  EXPECT_EQ(status, SCATTERPTX_ERROR_INVALID_ARGUMENT) << scatterptx_last_error_message();
+  EXPECT_EQ(std::string(scatterptx_last_error_message()), bad::device_case("checked_in_capture").message);
   EXPECT_TRUE(device.download_out().bytes == host.out0.bytes);
 }
 
@@ -207,8 +211,9 @@ TEST(StreamsAndGraphs, StreamOfAnotherContextIsRefused) {
   DeviceScatter device(s, host);
   const auto args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
   const scatterptx_status status = scatterptx_scatter_add(&args, other_stream);
-  EXPECT_NE(status, SCATTERPTX_SUCCESS) << "the stream belongs to device 1's context";
-  EXPECT_STRNE(scatterptx_last_error_message(), "");
+  // The stream belongs to device 1's context.
+  EXPECT_EQ(status, SCATTERPTX_ERROR_INVALID_ARGUMENT) << scatterptx_last_error_message();
+  EXPECT_EQ(std::string(scatterptx_last_error_message()), bad::device_case("stream_other_context").message);
   EXPECT_TRUE(device.download_out().bytes == host.out0.bytes);
 
   DRIVER_CALL(cuCtxSetCurrent, other_context);
