@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <string>
 #include <thread>
 #include <utility>
@@ -323,35 +324,78 @@ INSTANTIATE_TEST_SUITE_P(Sm90, GroupedPlanAlignmentTest,
 
 // A plan that allocated its own workspace frees it in its own context,
 // whatever is current on the destroying thread (here none), and leaves that
-// thread as it found it. (Device-wide free memory is no measure here: the
-// suite's other processes share the GPU.)
+// thread as it found it. Ten plans in turn, each destroyed from a new
+// thread, each with a workspace of about 30% of the device's free memory:
+// were one not freed, a later create would find too little left. (Free
+// memory itself is not compared: the suite's other processes move it.)
 TEST(GroupedPlanDestroy, FreesItsWorkspaceFromAThreadWithNoContext) {
   SCATTERPTX_REQUIRE_GPU();
-  const ScatterShape s = contiguous_shape(SCATTERPTX_F32, 2000, 400000, 64);
-  const HostScatter host = make_inputs(s, fresh_seed());
-  DeviceScatter device(s, host);
-  const scatterptx_scatter_add_args args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+  constexpr int kRounds = 10;
+  // One f32 column into 1000 targets (two radix passes): about 16 bytes of
+  // workspace per source row (keys and positions, twice) for 8 of inputs
+  // (an int32 index and src), so a large workspace costs little else.
+  ScatterShape s = contiguous_shape(SCATTERPTX_F32, /*out_rows=*/1000, /*src_rows=*/int64_t{1} << 20, /*cols=*/1);
+  s.index_type = SCATTERPTX_INDEX_INT32;
   const scatterptx_group_options options = group_options(GroupMode::kSegmented);
-  size_t bytes = 0;
-  query_workspace_size(args, options, &bytes);
+  const auto args_of = [](const ScatterShape& shape, void* out, const void* src, const void* index) {
+    scatterptx_scatter_add_args args;
+    scatterptx_scatter_add_args_init(&args);
+    args.out = out;
+    args.out_rows = shape.out_rows;
+    args.out_row_stride = shape.cols;
+    args.src = src;
+    args.src_rows = shape.src_rows;
+    args.src_row_stride = shape.cols;
+    args.cols = shape.cols;
+    args.dtype = shape.dtype;
+    args.index = index;
+    args.index_type = shape.index_type;
+    return args;
+  };
+  size_t probe_bytes = 0;  // the size needs the shape only, no pointers
+  query_workspace_size(args_of(s, nullptr, nullptr, nullptr), options, &probe_bytes);
   if (HasFatalFailure()) return;
-  ASSERT_GT(bytes, 0u) << "the plan must allocate a workspace of its own for destroy to free";
-  scatterptx_plan plan = nullptr;
-  ASSERT_EQ(scatterptx_plan_create(&args, &options, nullptr, 0, nullptr, &plan), SCATTERPTX_SUCCESS)
-      << scatterptx_last_error_message();
-  scatterptx_status status = SCATTERPTX_ERROR_DRIVER;  // overwritten by the destroy
-  std::string message;
-  CUresult current_result = CUDA_ERROR_UNKNOWN;
-  CUcontext current = reinterpret_cast<CUcontext>(uintptr_t{1});
-  std::thread destroyer([&] {  // a new thread: no context is current on it
-    status = scatterptx_plan_destroy(plan);
-    message = scatterptx_last_error_message();
-    current_result = driver().cuCtxGetCurrent(&current);
-  });
-  destroyer.join();
-  EXPECT_EQ(status, SCATTERPTX_SUCCESS) << message;
-  ASSERT_EQ(current_result, CUDA_SUCCESS);
-  EXPECT_EQ(current, nullptr) << "the destroying thread's context changed";
+  const size_t free_bytes = free_device_memory();
+  const double bytes_per_row = static_cast<double>(probe_bytes) / static_cast<double>(s.src_rows);
+  // Source positions are u32: at most 2^32 - 1 rows.
+  s.src_rows = std::min<int64_t>(static_cast<int64_t>(0.3 * static_cast<double>(free_bytes) / bytes_per_row),
+                                 int64_t{UINT32_MAX});
+  size_t workspace_bytes = 0;
+  query_workspace_size(args_of(s, nullptr, nullptr, nullptr), options, &workspace_bytes);
+  if (HasFatalFailure()) return;
+  ASSERT_GT(workspace_bytes * kRounds, free_bytes) << "ten leaked workspaces must not fit in free memory";
+  SCOPED_TRACE(s.describe() + ", workspace " + std::to_string(workspace_bytes) + " bytes of " +
+               std::to_string(free_bytes) + " free");
+
+  // Every row to target 0. The plans are never executed, so src is never
+  // read and stays as allocated.
+  DeviceBuffer out(static_cast<size_t>(s.out_rows * s.cols) * element_bytes(s.dtype));
+  DeviceBuffer src(static_cast<size_t>(s.src_rows * s.cols) * element_bytes(s.dtype));
+  DeviceBuffer index(static_cast<size_t>(s.src_rows) * index_bytes(s.index_type));
+  fill_device_bytes(index.address(), 0, index.size());
+  const scatterptx_scatter_add_args args = args_of(s, out.pointer(), src.pointer(), index.pointer());
+
+  for (int round = 0; round < kRounds; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    scatterptx_plan plan = nullptr;
+    const scatterptx_status created = scatterptx_plan_create(&args, &options, nullptr, 0, nullptr, &plan);
+    ASSERT_EQ(created, SCATTERPTX_SUCCESS)
+        << scatterptx_status_name(created) << ": " << scatterptx_last_error_message()
+        << (round > 0 ? " (did an earlier destroy keep its workspace?)" : "");
+    scatterptx_status status = SCATTERPTX_ERROR_DRIVER;  // overwritten by the destroy
+    std::string message;
+    CUresult current_result = CUDA_ERROR_UNKNOWN;
+    CUcontext current = reinterpret_cast<CUcontext>(uintptr_t{1});
+    std::thread destroyer([&] {  // a new thread: no context is current on it
+      status = scatterptx_plan_destroy(plan);
+      message = scatterptx_last_error_message();
+      current_result = driver().cuCtxGetCurrent(&current);
+    });
+    destroyer.join();
+    EXPECT_EQ(status, SCATTERPTX_SUCCESS) << message;
+    ASSERT_EQ(current_result, CUDA_SUCCESS);
+    EXPECT_EQ(current, nullptr) << "the destroying thread's context changed";
+  }
 }
 
 // STREAMING needs no workspace and honours args.path, through the grouped
