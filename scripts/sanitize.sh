@@ -57,6 +57,9 @@ large_tests=(
   LargeScatterAdd.SourceOver4GiBAnd2Pow31Elements
   # test/gpu_large_test.cpp: an out of 2^27 + 17 rows of 32 bytes (4.3 GB).
   LargeScatterAdd.OutPast2Pow31ElementsWithIndicesNearTheEnd
+  # test/gpu_grouped_plan_test.cpp: ten plans in turn, each with a workspace
+  # of 15% of the free device memory.
+  GroupedPlanDestroy.FreesItsWorkspaceFromAThreadWithNoContext
 )
 excluded=$(IFS=:; echo "${large_tests[*]}")
 filter="${SANITIZE_FILTER:-*}-${excluded}"

@@ -325,7 +325,7 @@ INSTANTIATE_TEST_SUITE_P(Sm90, GroupedPlanAlignmentTest,
 // A plan that allocated its own workspace frees it in its own context,
 // whatever is current on the destroying thread (here none), and leaves that
 // thread as it found it. Ten plans in turn, each destroyed from a new
-// thread, each with a workspace of about 30% of the device's free memory:
+// thread, each with a workspace of about 15% of the device's free memory:
 // were one not freed, a later create would find too little left. (Free
 // memory itself is not compared: the suite's other processes move it.)
 TEST(GroupedPlanDestroy, FreesItsWorkspaceFromAThreadWithNoContext) {
@@ -358,7 +358,7 @@ TEST(GroupedPlanDestroy, FreesItsWorkspaceFromAThreadWithNoContext) {
   const size_t free_bytes = free_device_memory();
   const double bytes_per_row = static_cast<double>(probe_bytes) / static_cast<double>(s.src_rows);
   // Source positions are u32: at most 2^32 - 1 rows.
-  s.src_rows = std::min<int64_t>(static_cast<int64_t>(0.3 * static_cast<double>(free_bytes) / bytes_per_row),
+  s.src_rows = std::min<int64_t>(static_cast<int64_t>(0.15 * static_cast<double>(free_bytes) / bytes_per_row),
                                  int64_t{UINT32_MAX});
   size_t workspace_bytes = 0;
   query_workspace_size(args_of(s, nullptr, nullptr, nullptr), options, &workspace_bytes);
