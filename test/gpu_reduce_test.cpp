@@ -470,5 +470,57 @@ INSTANTIATE_TEST_SUITE_P(Sm90, ReduceRefusalTest,
                            return std::string(dtype_name(info.param));
                          });
 
+// A NaN in one column stays in that column. The f64 combine folds a
+// target's partial sums four at a time; a target spanning a number of tiles
+// that is no multiple of four leaves folds of a round off, and those must
+// not take up the NaN flag of the fold before (an odd column's, in the
+// 16-byte slices a lane holds two columns of).
+class NanColumnTest : public ::testing::TestWithParam<std::tuple<scatterptx_reduce, bool>> {
+ protected:
+  void SetUp() override { SCATTERPTX_REQUIRE_GPU(); }
+};
+
+TEST_P(NanColumnTest, StaysInItsColumnWhateverTheTargetsTiles) {
+  const auto [reduce, include_self] = GetParam();
+  for (int64_t rows : {300, 600, 900, 1300, 2600}) {  // 2, 3, 4, 6 and 11 tiles of 256 rows
+    ScatterShape s;
+    s.dtype = SCATTERPTX_F64;
+    s.cols = 64;  // 512-byte rows: the 16-byte slices
+    s.out_rows = 8;
+    s.src_rows = rows;
+    const uint64_t seed = fresh_seed();
+    SCOPED_TRACE(s.describe() + ", " + seed_trace(seed));
+    HostScatter host = make_random_scatter(s, seed);
+    host.index.assign(static_cast<size_t>(rows), 3);
+    const auto put_nan = [&](int64_t row, int64_t col) {
+      store_element(s.dtype, host.src.row(row) + static_cast<size_t>(col) * element_bytes(s.dtype), std::nan(""));
+    };
+    put_nan(7, 1);
+    put_nan(rows - 2, 5);
+    put_nan(rows / 2, 62);  // an even column too
+    DeviceScatter device(s, host);
+    scatterptx_scatter_add_args args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+    args.reduce = reduce;
+    args.include_self = include_self ? 1 : 0;
+    const std::string plan = describe_plan(args);
+    EXPECT_NE(plan.find("slices=vec16"), std::string::npos) << plan;
+    ASSERT_EQ(scatterptx_scatter_add(&args, nullptr), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+    ReduceCheck check;
+    check.reduce = reduce;
+    check.include_self = include_self;
+    const CheckReport report = check_scatter_reduce(host.out0, host.src, host.index, device.download_out(), check);
+    EXPECT_TRUE(report.ok) << report.summary();
+    EXPECT_EQ(device.guard_damage(), "");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Sm90, NanColumnTest,
+                         ::testing::Combine(::testing::Values(SCATTERPTX_REDUCE_AMAX, SCATTERPTX_REDUCE_AMIN),
+                                            ::testing::Bool()),
+                         [](const ::testing::TestParamInfo<std::tuple<scatterptx_reduce, bool>>& info) {
+                           return std::string(reduce_text(std::get<0>(info.param))) +
+                                  (std::get<1>(info.param) ? "_include_self" : "_exclude_self");
+                         });
+
 }  // namespace
 }  // namespace scatterptx_test
