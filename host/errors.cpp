@@ -3,6 +3,8 @@
 namespace scatterptx::detail {
 namespace {
 thread_local std::string last_error_message;
+// Set when the message could not be kept (no host memory for it).
+thread_local const char* message_not_kept = nullptr;
 }
 
 void fail(scatterptx_status status, const std::string& message) { throw Failure(status, message); }
@@ -18,8 +20,19 @@ const DriverApi& require_driver() {
   return *api;
 }
 
-void set_last_error_message(const std::string& message) { last_error_message = message; }
+void set_last_error_message(const char* prefix, const char* message) noexcept {
+  try {
+    last_error_message.assign(prefix);
+    last_error_message.append(message);
+    message_not_kept = nullptr;
+  } catch (...) {
+    last_error_message.clear();
+    message_not_kept = "out of host memory while keeping this call's error message";
+  }
+}
 
-const char* last_error_message_cstr() { return last_error_message.c_str(); }
+const char* last_error_message_cstr() {
+  return message_not_kept != nullptr ? message_not_kept : last_error_message.c_str();
+}
 
 }  // namespace scatterptx::detail

@@ -37,25 +37,28 @@ void check_driver(const DriverApi& api, const char* call, CUresult result);
 // The loaded driver, or a NO_DRIVER failure saying why.
 const DriverApi& require_driver();
 
-void set_last_error_message(const std::string& message);
+// Keeps prefix + message for scatterptx_last_error_message(); without host
+// memory for it, a fixed message instead (nothing may throw on the way out).
+void set_last_error_message(const char* prefix, const char* message) noexcept;
 const char* last_error_message_cstr();
 
 // Runs body; returns SUCCESS, or the failure's status with its message kept
-// for scatterptx_last_error_message(). Nothing escapes into C callers.
+// for scatterptx_last_error_message(). Nothing escapes into C callers, a
+// std::bad_alloc included.
 template <typename Body>
 scatterptx_status guarded(Body&& body) noexcept {
   try {
     body();
-    set_last_error_message("");
+    set_last_error_message("", "");
     return SCATTERPTX_SUCCESS;
   } catch (const Failure& failure) {
-    set_last_error_message(failure.what());
+    set_last_error_message("", failure.what());
     return failure.status();
   } catch (const std::exception& error) {
-    set_last_error_message(std::string("internal error: ") + error.what());
+    set_last_error_message("internal error: ", error.what());
     return SCATTERPTX_ERROR_DRIVER;
   } catch (...) {
-    set_last_error_message("internal error: unknown exception");
+    set_last_error_message("internal error: ", "unknown exception");
     return SCATTERPTX_ERROR_DRIVER;
   }
 }
