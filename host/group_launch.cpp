@@ -20,7 +20,11 @@ void launch(const DriverApi& api, CUfunction function, uint64_t grid_x, uint32_t
   k.shared_bytes = shared_bytes;
   k.stream = stream;
   k.params = params;
-  check_driver(api, launch_call_name(), launch_kernel(api, k));
+  const CUresult result = launch_kernel(api, k);
+  if (result == CUDA_SUCCESS) return;
+  // The workspace's clear, at least, was queued before any of these.
+  fail(SCATTERPTX_ERROR_DRIVER, describe_driver_error(api, launch_call_name(), result) +
+                                    "; the call's launches before it stay enqueued and may write part of out");
 }
 
 }  // namespace

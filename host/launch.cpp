@@ -1,6 +1,7 @@
 #include "launch.hpp"
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "errors.hpp"
@@ -97,8 +98,17 @@ void launch_slices(const DriverApi& api, CUfunction function, const StreamingPla
   }
 }
 
-void launch_tma(const DriverApi& api, CUfunction function, const Problem& p, const StreamingPlan& plan,
-                CUdeviceptr error_record, CUstream stream, const LaunchGate& gate) {
+// The launcher of a plan's slices, their parameters made: it owns them.
+template <typename Params>
+PreparedLaunches slices_launcher(const DriverApi& api, CUfunction function, const StreamingPlan& plan,
+                                 uint32_t shared_bytes, std::vector<Params> params) {
+  return [&api, function, &plan, shared_bytes, params = std::move(params)](CUstream stream) mutable {
+    launch_slices(api, function, plan, shared_bytes, stream, params);
+  };
+}
+
+PreparedLaunches prepare_tma(const DriverApi& api, CUfunction function, const Problem& p, const StreamingPlan& plan,
+                             CUdeviceptr error_record, const LaunchGate& gate) {
   const TmaSchedule& s = plan.tma;
   std::vector<RowTmaReduceParams> params;
   params.reserve(plan.launches.size());
@@ -117,11 +127,11 @@ void launch_tma(const DriverApi& api, CUfunction function, const Problem& p, con
     k.prefetch_out = s.prefetch_out ? 1 : 0;
     gate.apply(k);
   }
-  launch_slices(api, function, plan, s.shared_bytes, stream, params);
+  return slices_launcher(api, function, plan, s.shared_bytes, std::move(params));
 }
 
-void launch_red(const DriverApi& api, CUfunction function, const Problem& p, const StreamingPlan& plan,
-                CUdeviceptr error_record, CUstream stream, const LaunchGate& gate) {
+PreparedLaunches prepare_red(const DriverApi& api, CUfunction function, const Problem& p, const StreamingPlan& plan,
+                             CUdeviceptr error_record, const LaunchGate& gate) {
   const RedSchedule& s = plan.red;
   std::vector<RowRedParams> params;
   params.reserve(plan.launches.size());
@@ -142,11 +152,11 @@ void launch_red(const DriverApi& api, CUfunction function, const Problem& p, con
     k.weight_bytes = static_cast<uint32_t>(p.weight_bytes());
     gate.apply(k);
   }
-  launch_slices(api, function, plan, 0, stream, params);
+  return slices_launcher(api, function, plan, 0, std::move(params));
 }
 
-void launch_private(const DriverApi& api, CUfunction function, const Problem& p, const StreamingPlan& plan,
-                    CUdeviceptr error_record, CUstream stream, const LaunchGate& gate) {
+PreparedLaunches prepare_private(const DriverApi& api, CUfunction function, const Problem& p,
+                                 const StreamingPlan& plan, CUdeviceptr error_record, const LaunchGate& gate) {
   const PrivateSchedule& s = plan.privatised;
   std::vector<RowPrivateParams> params;
   params.reserve(plan.launches.size());
@@ -167,21 +177,24 @@ void launch_private(const DriverApi& api, CUfunction function, const Problem& p,
     k.error_record = error_record;
     gate.apply(k);
   }
-  launch_slices(api, function, plan, s.shared_bytes, stream, params);
+  return slices_launcher(api, function, plan, s.shared_bytes, std::move(params));
 }
 
 }  // namespace
 
+PreparedLaunches prepare_plan(const DriverApi& api, const ContextState& state, const Problem& problem,
+                              const StreamingPlan& plan, CUdeviceptr index_error_slot, const LaunchGate& gate) {
+  const CUfunction function = state.functions[plan.variant];
+  if (plan.path == SCATTERPTX_PATH_TMA) return prepare_tma(api, function, problem, plan, index_error_slot, gate);
+  if (plan.path == SCATTERPTX_PATH_PRIVATE) {
+    return prepare_private(api, function, problem, plan, index_error_slot, gate);
+  }
+  return prepare_red(api, function, problem, plan, index_error_slot, gate);
+}
+
 void launch_plan(const DriverApi& api, const ContextState& state, const Problem& problem, const StreamingPlan& plan,
                  CUdeviceptr index_error_slot, CUstream stream, const LaunchGate& gate) {
-  const CUfunction function = state.functions[plan.variant];
-  if (plan.path == SCATTERPTX_PATH_TMA) {
-    launch_tma(api, function, problem, plan, index_error_slot, stream, gate);
-  } else if (plan.path == SCATTERPTX_PATH_PRIVATE) {
-    launch_private(api, function, problem, plan, index_error_slot, stream, gate);
-  } else {
-    launch_red(api, function, problem, plan, index_error_slot, stream, gate);
-  }
+  prepare_plan(api, state, problem, plan, index_error_slot, gate)(stream);
 }
 
 }  // namespace scatterptx::detail

@@ -10,6 +10,8 @@
 
 #include <cuda.h>
 
+#include <functional>
+
 #include "context_state.hpp"
 #include "launch_gate.hpp"
 #include "plan.hpp"
@@ -17,6 +19,15 @@
 
 namespace scatterptx::detail {
 
+// A plan's launches with every parameter made, tensor maps included, ready
+// to enqueue on a stream: a call that queues other work first makes these
+// before, so that a failure in making them enqueues nothing. It refers to
+// plan, api and state, which must outlive it.
+using PreparedLaunches = std::function<void(CUstream)>;
+PreparedLaunches prepare_plan(const DriverApi& api, const ContextState& state, const Problem& problem,
+                              const StreamingPlan& plan, CUdeviceptr index_error_slot, const LaunchGate& gate = {});
+
+// prepare_plan, then enqueue on stream.
 void launch_plan(const DriverApi& api, const ContextState& state, const Problem& problem, const StreamingPlan& plan,
                  CUdeviceptr index_error_slot, CUstream stream, const LaunchGate& gate = {});
 

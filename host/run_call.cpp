@@ -41,11 +41,13 @@ void run_grouped(const DriverApi& api, ContextState& state, const Problem& probl
   const StreamingPlan streaming = make_plan(problem, state.limits);
   const CUdeviceptr order_flag = workspace + plan.workspace.order_flag;
   run_with_index_check(api, state, problem, stream, [&](CUdeviceptr slot) {
+    // The streaming launches are made first (tensor maps may fail), enqueued last.
+    const PreparedLaunches streaming_launches =
+        problem.is_empty() ? PreparedLaunches{}
+                           : prepare_plan(api, state, problem, streaming, slot, LaunchGate{order_flag, kIndexInOrder});
     launch_grouping(api, state, problem, plan, workspace, stream, /*check_order=*/true);
     launch_grouped_execute(api, state, problem, plan, workspace, slot, stream, LaunchGate{order_flag, 0});
-    if (!problem.is_empty()) {
-      launch_plan(api, state, problem, streaming, slot, stream, LaunchGate{order_flag, kIndexInOrder});
-    }
+    if (streaming_launches) streaming_launches(stream);
   });
 }
 

@@ -825,6 +825,14 @@ std::vector<DocumentedCase> make_device_cases() {
        {"LaunchSlicesTest.ALaterLaunchRefusedNamesTheRowsAlreadyEnqueued",
         "LaunchSlicesTest.TheLastLaunchRefusedNamesEveryEarlierSlice"},
        Verify::kNo, "host tests against a scripted driver: a real driver does not refuse a launch on demand"},
+      {"grouped_launch_fails", "the driver refuses a launch of the grouped kernels",
+       "`scatterptx_scatter_add` where it groups, `scatterptx_scatter_add_grouped`, `scatterptx_plan_create`, "
+       "`scatterptx_plan_execute`",
+       "`SCATTERPTX_ERROR_DRIVER`; the launches before it stay enqueued (a launch cannot be taken back): the "
+       "workspace's clear and the radix passes, and where a summing launch was queued, part of out",
+       "cuLaunchKernelEx failed: <error>; the call's launches before it stay enqueued and may write part of out",
+       {"GroupLaunchTest.ARefusedLaunchSaysTheLaunchesBeforeItStayEnqueued"}, Verify::kNo,
+       "host test against a scripted driver: a real driver does not refuse a launch on demand"},
   };
 }
 

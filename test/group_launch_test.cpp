@@ -11,11 +11,13 @@
 #include <utility>
 #include <vector>
 
+#include "errors.hpp"
 #include "group_launch.hpp"
 #include "group_plan.hpp"
 #include "host_problem.hpp"
 #include "kernel_manifest.hpp"
 #include "launch_gate.hpp"
+#include "plan.hpp"
 #include "run_call.hpp"
 
 namespace {
@@ -262,6 +264,61 @@ TEST_F(GroupLaunchTest, TheOrderCheckGatesTheGroupedLaunchesAndTheStreamingPlanO
   }
   EXPECT_EQ(grouped, 3 * plan.passes + 1 + plan.combine_levels);
   EXPECT_GE(streaming, 1u);
+}
+
+CUresult refuse_tensor_map(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                           const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                           CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
+  return CUDA_ERROR_INVALID_VALUE;
+}
+
+// The streaming plan queued behind the grouped launches is made before them:
+// a tensor map the driver refuses fails the call with nothing enqueued.
+TEST_F(GroupLaunchTest, TheStreamingPlansTensorMapsAreMadeBeforeAnythingIsQueued) {
+  const Problem p = contiguous(SCATTERPTX_F32, 1000000, 100000, 2048);  // 8 KB rows stream on the TMA path
+  const GroupPlan plan = plan_default_call(p, state_.limits);
+  ASSERT_TRUE(plan.streams_when_sorted) << plan.describe();
+  ASSERT_EQ(make_plan(p, state_.limits).path, SCATTERPTX_PATH_TMA) << "the streaming plan must use a tensor map";
+  api_.cuTensorMapEncodeTiled = refuse_tensor_map;
+  EXPECT_THROW(run_grouped(api_, state_, p, plan, kWorkspace, nullptr), Failure);
+  EXPECT_TRUE(launches.empty()) << launches.size() << " launches were queued before the failure";
+  EXPECT_TRUE(memsets.empty());
+}
+
+int launches_until_refusal = 0;
+
+CUresult refuse_a_later_launch(const CUlaunchConfig* config, CUfunction f, void** params, void** extra) {
+  if (launches_until_refusal-- == 0) return CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+  return record_launch_ex(config, f, params, extra);
+}
+
+CUresult name_error(CUresult, const char** name) {
+  *name = "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES";
+  return CUDA_SUCCESS;
+}
+
+// A launch can not be taken back: one the driver refuses part way through
+// the grouped kernels fails the call, saying that those before it stay queued.
+TEST_F(GroupLaunchTest, ARefusedLaunchSaysTheLaunchesBeforeItStayEnqueued) {
+  const Problem p = contiguous(SCATTERPTX_BF16, 4000000, 1000000, 256);
+  const GroupPlan plan = plan_default_call(p, state_.limits);
+  ASSERT_TRUE(plan.grouped()) << plan.describe();
+  api_.cuLaunchKernelEx = refuse_a_later_launch;
+  api_.cuLaunchKernel = nullptr;
+  api_.cuGetErrorName = name_error;
+  launches_until_refusal = 3;
+  try {
+    run_grouped(api_, state_, p, plan, kWorkspace, nullptr);
+    ADD_FAILURE() << "the refused launch was not reported";
+  } catch (const Failure& failure) {
+    EXPECT_EQ(failure.status(), SCATTERPTX_ERROR_DRIVER);
+    const std::string message = failure.what();
+    EXPECT_NE(message.find("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"), std::string::npos) << message;
+    EXPECT_NE(message.find("; the call's launches before it stay enqueued and may write part of out"),
+              std::string::npos)
+        << message;
+  }
+  EXPECT_EQ(launches.size(), 3u) << "the launches before the refused one";
 }
 
 // Grouping that does not depend on the order (bf16 rows sum in f32) queues
