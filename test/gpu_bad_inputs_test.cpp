@@ -620,6 +620,37 @@ TEST_F(DeviceMisuseOnGpu, PlanThatGroupsInACapturingStream) {
   arena.expect_rows_added(host.index, 1, false);
 }
 
+// A plan's workspace written over by someone else (here every byte 0xFF:
+// keys past out_rows) gives wrong sums at worst, never a write outside out.
+TEST_F(DeviceMisuseOnGpu, PlanWorkspaceWrittenOverByOthersWritesNothingOutsideOut) {
+  const uint64_t seed = fresh_seed();
+  SCOPED_TRACE(seed_trace(seed));
+  const ScatterShape s = small_shape();
+  const HostScatter host = make_random_scatter(s, seed);
+  scatterptx_group_options options;
+  scatterptx_group_options_init(&options);
+  options.mode = SCATTERPTX_MODE_SEGMENTED;
+  size_t workspace_bytes = 0;
+  {
+    PoisonedScatter probe(s, host, 0, seed);
+    query_workspace_size(probe.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD), options, &workspace_bytes);
+    ASSERT_FALSE(HasFatalFailure());
+  }
+  PoisonedScatter arena(s, host, workspace_bytes, seed);
+  const scatterptx_scatter_add_args args = arena.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+  ScopedPlan plan;
+  ASSERT_EQ(scatterptx_plan_create(&args, &options, arena.workspace(), arena.workspace_bytes(), nullptr,
+                                   plan.receive()),
+            SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+  fill_device_bytes(reinterpret_cast<CUdeviceptr>(arena.workspace()), 0xFF, arena.workspace_bytes());
+  ASSERT_EQ(scatterptx_plan_execute(plan.get(), args.out, args.src, nullptr), SCATTERPTX_SUCCESS)
+      << scatterptx_last_error_message();
+  synchronize_gpu();
+  // Every key reads as past out_rows: nothing is added anywhere.
+  arena.expect_unchanged(/*workspace_may_change=*/true);
+}
+
 TEST_F(DeviceMisuseOnGpu, PlanExecuteWithNullOutOrSrc) {
   const uint64_t seed = fresh_seed();
   SCOPED_TRACE(seed_trace(seed));
