@@ -579,9 +579,7 @@ TEST_F(DeviceMisuseOnGpu, CallOnAThreadWithoutAContext) {
 
 // A SEGMENTED plan of the arena's problem, in its own workspace.
 void create_segmented_plan(const scatterptx_scatter_add_args& args, ScopedPlan& plan) {
-  scatterptx_group_options options;
-  scatterptx_group_options_init(&options);
-  options.mode = SCATTERPTX_MODE_SEGMENTED;
+  const scatterptx_group_options options = options_for(Mode::kSegmented);
   ASSERT_EQ(scatterptx_plan_create(&args, &options, nullptr, 0, nullptr, plan.receive()), SCATTERPTX_SUCCESS)
       << scatterptx_last_error_message();
 }
@@ -593,9 +591,7 @@ TEST_F(DeviceMisuseOnGpu, PlanThatGroupsInACapturingStream) {
   const HostScatter host = make_random_scatter(s, seed);
   PoisonedScatter arena(s, host, 0, seed);
   const scatterptx_scatter_add_args args = arena.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
-  scatterptx_group_options options;
-  scatterptx_group_options_init(&options);
-  options.mode = SCATTERPTX_MODE_SEGMENTED;
+  const scatterptx_group_options options = options_for(Mode::kSegmented);
   ASSERT_EQ(scatterptx_prepare(), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
   Stream stream;
   DRIVER_CALL(cuStreamBeginCapture, stream.get(), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL);
@@ -627,9 +623,7 @@ TEST_F(DeviceMisuseOnGpu, PlanWorkspaceWrittenOverByOthersWritesNothingOutsideOu
   SCOPED_TRACE(seed_trace(seed));
   const ScatterShape s = small_shape();
   const HostScatter host = make_random_scatter(s, seed);
-  scatterptx_group_options options;
-  scatterptx_group_options_init(&options);
-  options.mode = SCATTERPTX_MODE_SEGMENTED;
+  const scatterptx_group_options options = options_for(Mode::kSegmented);
   size_t workspace_bytes = 0;
   {
     PoisonedScatter probe(s, host, 0, seed);

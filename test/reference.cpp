@@ -241,29 +241,29 @@ struct PartialCheck {
   }
 };
 
-}  // namespace
-
-CheckReport check_scatter_add(const HostMatrix& out0, const HostMatrix& src,
-                              const std::vector<int64_t>& index, const HostMatrix& got,
-                              int repeats) {
+CheckReport shapes_disagree(const char* what) {
   CheckReport report;
-  if (!shapes_agree(out0, src, index, got)) {
-    report.ok = false;
-    report.bad_elements = 1;
-    report.first_failure = "shapes of out0, src, index and got do not agree";
-    return report;
-  }
-  const RowsByTarget groups = group_by_target(index, out0.rows);
-  const scatterptx_dtype dtype = out0.dtype;
-  const size_t element = element_bytes(dtype);
-  const size_t value_bytes = static_cast<size_t>(out0.cols) * element;
+  report.ok = false;
+  report.bad_elements = 1;
+  report.first_failure = std::string("shapes of ") + what + " do not agree";
+  return report;
+}
 
+// The walk every check shares: out0's rows split over threads; a row no
+// valid index reaches must equal got's byte for byte, and a reached one's
+// padding too. make_row_check() gives each thread its checker of a reached
+// row's values: check_row(row, out0's row, got's row, begin, end, part),
+// [begin, end) the row's sources in groups.
+template <typename MakeRowCheck>
+CheckReport walk_rows(const HostMatrix& out0, const HostMatrix& got, const RowsByTarget& groups,
+                      MakeRowCheck make_row_check) {
+  const size_t element = element_bytes(out0.dtype);
+  const size_t value_bytes = static_cast<size_t>(out0.cols) * element;
   std::mutex merge_mutex;
   PartialCheck total;
   scatterptx_testing::parallel_for(0, out0.rows, kMinRowsPerThread, [&](int64_t first, int64_t last) {
     PartialCheck part;
-    std::vector<double> sum(static_cast<size_t>(out0.cols));
-    std::vector<double> magnitude(static_cast<size_t>(out0.cols));
+    auto check_row = make_row_check();
     for (int64_t r = first; r < last; ++r) {
       const unsigned char* before = out0.row(r);
       const unsigned char* after = got.row(r);
@@ -275,18 +275,40 @@ CheckReport check_scatter_add(const HostMatrix& out0, const HostMatrix& src,
           while (before[byte] == after[byte]) ++byte;
           const size_t at = byte / element * element;
           part.fail(r, "out row " + std::to_string(r) + " has no valid index but changed at col " +
-                           std::to_string(byte / element) + ": got " +
-                           hex_bytes(after + at, element) + ", expected " +
-                           hex_bytes(before + at, element));
+                           std::to_string(byte / element) + ": got " + hex_bytes(after + at, element) +
+                           ", expected " + hex_bytes(before + at, element));
         }
         continue;
       }
       ++part.rows_added;
-      if (std::memcmp(before + value_bytes, after + value_bytes, out0.row_bytes() - value_bytes) !=
-          0) {
-        part.fail(r, "padding after col " + std::to_string(out0.cols) + " of out row " +
-                         std::to_string(r) + " changed");
+      if (std::memcmp(before + value_bytes, after + value_bytes, out0.row_bytes() - value_bytes) != 0) {
+        part.fail(r, "padding after col " + std::to_string(out0.cols) + " of out row " + std::to_string(r) +
+                         " changed");
       }
+      check_row(r, before, after, begin, end, part);
+    }
+    std::lock_guard<std::mutex> lock(merge_mutex);
+    total.merge(part);
+  });
+  CheckReport report;
+  total.report_into(report);
+  return report;
+}
+
+}  // namespace
+
+CheckReport check_scatter_add(const HostMatrix& out0, const HostMatrix& src,
+                              const std::vector<int64_t>& index, const HostMatrix& got,
+                              int repeats) {
+  if (!shapes_agree(out0, src, index, got)) return shapes_disagree("out0, src, index and got");
+  const RowsByTarget groups = group_by_target(index, out0.rows);
+  const scatterptx_dtype dtype = out0.dtype;
+  const size_t element = element_bytes(dtype);
+  return walk_rows(out0, got, groups, [&] {
+    std::vector<double> sum(static_cast<size_t>(out0.cols));
+    std::vector<double> magnitude(static_cast<size_t>(out0.cols));
+    return [&, sum, magnitude](int64_t r, const unsigned char* before, const unsigned char* after, int64_t begin,
+                               int64_t end, PartialCheck& part) mutable {
       for (int64_t c = 0; c < out0.cols; ++c) {
         const double initial = load_element(dtype, before + static_cast<size_t>(c) * element);
         sum[static_cast<size_t>(c)] = initial;
@@ -316,12 +338,8 @@ CheckReport check_scatter_add(const HostMatrix& out0, const HostMatrix& src,
         if (std::isfinite(error)) part.squared_error += error * error;
         part.squared_reference += reference * reference;
       }
-    }
-    std::lock_guard<std::mutex> lock(merge_mutex);
-    total.merge(part);
+    };
   });
-  total.report_into(report);
-  return report;
 }
 
 int64_t most_exact_rows_per_target(scatterptx_dtype dtype, int repeats) {
@@ -361,37 +379,15 @@ bool is_finite_eighths(double value) { return std::isfinite(value) && std::floor
 
 CheckReport check_exact_sums(const HostMatrix& out0, const HostMatrix& src, const std::vector<int64_t>& index,
                              const HostMatrix& got, int repeats, bool include_self) {
-  CheckReport report;
-  if (!shapes_agree(out0, src, index, got)) {
-    report.ok = false;
-    report.bad_elements = 1;
-    report.first_failure = "shapes of out0, src, index and got do not agree";
-    return report;
-  }
+  if (!shapes_agree(out0, src, index, got)) return shapes_disagree("out0, src, index and got");
   const RowsByTarget groups = group_by_target(index, out0.rows);
   const scatterptx_dtype dtype = out0.dtype;
   const size_t element = element_bytes(dtype);
-  const size_t value_bytes = static_cast<size_t>(out0.cols) * element;
   const double most_exact_sum = 1 / (8 * unit_roundoff(dtype));  // 2^p / 8
-
-  std::mutex merge_mutex;
-  PartialCheck total;
-  scatterptx_testing::parallel_for(0, out0.rows, kMinRowsPerThread, [&](int64_t first, int64_t last) {
-    PartialCheck part;
-    std::vector<unsigned char> expected(out0.row_bytes());
-    for (int64_t r = first; r < last; ++r) {
-      const unsigned char* before = out0.row(r);
-      const unsigned char* after = got.row(r);
-      const int64_t begin = groups.offsets[static_cast<size_t>(r)];
-      const int64_t end = groups.offsets[static_cast<size_t>(r) + 1];
-      if (begin == end) {
-        if (std::memcmp(before, after, out0.row_bytes()) != 0) {
-          part.fail(r, "out row " + std::to_string(r) + " has no valid index but changed");
-        }
-        continue;
-      }
-      ++part.rows_added;
-      std::memcpy(expected.data(), before, out0.row_bytes());  // out0's padding must stay
+  return walk_rows(out0, got, groups, [&] {
+    std::vector<unsigned char> expected(element);
+    return [&, expected](int64_t r, const unsigned char* before, const unsigned char* after, int64_t begin,
+                         int64_t end, PartialCheck& part) mutable {
       for (int64_t c = 0; c < out0.cols; ++c) {
         const size_t at = static_cast<size_t>(c) * element;
         const double initial = include_self ? load_element(dtype, before + at) : 0.0;
@@ -410,68 +406,37 @@ CheckReport check_exact_sums(const HostMatrix& out0, const HostMatrix& src, cons
                            std::to_string(most_exact_sum) + ", so the sum may round: no exact check");
           continue;
         }
-        store_element(dtype, expected.data() + at, sum);  // exact: sum is a short multiple of 1/8
+        store_element(dtype, expected.data(), sum);  // exact: sum is a short multiple of 1/8
         const double value = load_element(dtype, after + at);
-        if (std::memcmp(expected.data() + at, after + at, element) != 0) {
+        if (std::memcmp(expected.data(), after + at, element) != 0) {
           std::ostringstream text;
           text.precision(17);
           text << "out[" << r << ", " << c << "]: got " << value << " (" << hex_bytes(after + at, element)
-               << "), the exact sum is " << sum << " (" << hex_bytes(expected.data() + at, element) << ", "
+               << "), the exact sum is " << sum << " (" << hex_bytes(expected.data(), element) << ", "
                << (end - begin) * repeats << " adds)";
           part.fail(r, text.str());
         }
         if (std::isfinite(value)) part.squared_error += (value - sum) * (value - sum);
         part.squared_reference += sum * sum;
       }
-      if (std::memcmp(before + value_bytes, after + value_bytes, out0.row_bytes() - value_bytes) != 0) {
-        part.fail(r, "padding after col " + std::to_string(out0.cols) + " of out row " + std::to_string(r) +
-                         " changed");
-      }
-    }
-    std::lock_guard<std::mutex> lock(merge_mutex);
-    total.merge(part);
+    };
   });
-  total.report_into(report);
-  return report;
 }
 
 CheckReport check_scatter_reduce(const HostMatrix& out0, const HostMatrix& src, const std::vector<int64_t>& index,
                                  const HostMatrix& got, const ReduceCheck& check) {
-  CheckReport report;
   if (!shapes_agree(out0, src, index, got) ||
       (!check.weights.empty() && static_cast<int64_t>(check.weights.size()) != src.rows)) {
-    report.ok = false;
-    report.bad_elements = 1;
-    report.first_failure = "shapes of out0, src, index, weights and got do not agree";
-    return report;
+    return shapes_disagree("out0, src, index, weights and got");
   }
   const RowsByTarget groups = group_by_target(index, out0.rows);
   const scatterptx_dtype dtype = out0.dtype;
   const size_t element = element_bytes(dtype);
-  const size_t value_bytes = static_cast<size_t>(out0.cols) * element;
   const bool extreme = check.reduce == SCATTERPTX_REDUCE_AMAX || check.reduce == SCATTERPTX_REDUCE_AMIN;
   const bool weighted = !check.weights.empty();
-
-  std::mutex merge_mutex;
-  PartialCheck total;
-  scatterptx_testing::parallel_for(0, out0.rows, kMinRowsPerThread, [&](int64_t first, int64_t last) {
-    PartialCheck part;
-    for (int64_t r = first; r < last; ++r) {
-      const unsigned char* before = out0.row(r);
-      const unsigned char* after = got.row(r);
-      const int64_t begin = groups.offsets[static_cast<size_t>(r)];
-      const int64_t end = groups.offsets[static_cast<size_t>(r) + 1];
-      if (begin == end) {
-        if (std::memcmp(before, after, out0.row_bytes()) != 0) {
-          part.fail(r, "out row " + std::to_string(r) + " has no valid index but changed");
-        }
-        continue;
-      }
-      ++part.rows_added;
-      if (std::memcmp(before + value_bytes, after + value_bytes, out0.row_bytes() - value_bytes) != 0) {
-        part.fail(r, "padding after col " + std::to_string(out0.cols) + " of out row " + std::to_string(r) +
-                         " changed");
-      }
+  return walk_rows(out0, got, groups, [&] {
+    return [&](int64_t r, const unsigned char* before, const unsigned char* after, int64_t begin, int64_t end,
+               PartialCheck& part) {
       const int64_t rows = end - begin;
       const double count = static_cast<double>(rows + (check.include_self ? 1 : 0));
       for (int64_t c = 0; c < out0.cols; ++c) {
@@ -523,12 +488,8 @@ CheckReport check_scatter_reduce(const HostMatrix& out0, const HostMatrix& src, 
           part.fail(r, text.str());
         }
       }
-    }
-    std::lock_guard<std::mutex> lock(merge_mutex);
-    total.merge(part);
+    };
   });
-  total.report_into(report);
-  return report;
 }
 
 HostWeights random_weights(int64_t count, scatterptx_dtype dtype, uint64_t seed) {
