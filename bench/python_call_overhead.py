@@ -6,8 +6,9 @@ against torch's index_add_, index_add and scatter_add_, with the GPU kept
 busy so that every call only queues its kernel. For small inputs this host
 time, not the kernel, decides how long a call takes; the target for
 scatterptx.torch.index_add_ is at most 1.5 times torch's index_add_. The C
-call with grouping off beside the default one gives what the default call's
-choice (and, where it groups, its workspace allocation) adds.
+call (with torch's caching allocator, as the Python call passes it) with
+grouping off beside the default one gives what the default call's choice
+(and, where it groups, its workspace allocation) adds.
 
   python3 bench/python_call_overhead.py [--calls N]
 """
@@ -51,7 +52,7 @@ def main():
         return 2
     import scatterptx
     import scatterptx.torch as spt
-    from scatterptx import _arrays, _binding, _dispatch
+    from scatterptx import _arrays, _binding, _dispatch, _torch_allocator
 
     # (M, T, D, grouped by the default call)
     shapes = [(1_000, 100, 16, False), (4_000_000, 1_000_000, 2, False), (4_000_000, 1_000_000, 16, False),
@@ -69,9 +70,11 @@ def main():
         c_args_off.grouping = _binding.GROUPINGS["off"]
         stream = ctypes.c_void_p(_arrays.torch_stream(out) or None)
         library = _binding.library()
+        allocator = _torch_allocator.torch_allocator()  # as the Python calls bring it
         ops = {
             "scatterptx.scatter_add_": lambda: scatterptx.scatter_add_(out, index, src),
-            "C scatterptx_scatter_add alone": lambda: library.scatterptx_scatter_add(ctypes.byref(c_args), stream),
+            "C scatterptx_scatter_add alone": lambda: library.scatterptx_scatter_add_with_allocator(
+                ctypes.byref(c_args), allocator, stream),
             "C alone, grouping off": lambda: library.scatterptx_scatter_add(ctypes.byref(c_args_off), stream),
             "torch index_add_": lambda: out.index_add_(0, index, src),
             "torch scatter_add_": lambda: out.scatter_add_(0, expanded, src),

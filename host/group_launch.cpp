@@ -22,9 +22,10 @@ void launch(const DriverApi& api, CUfunction function, uint64_t grid_x, uint32_t
   k.params = params;
   const CUresult result = launch_kernel(api, k);
   if (result == CUDA_SUCCESS) return;
-  // The workspace's clear, at least, was queued before any of these.
-  fail(SCATTERPTX_ERROR_DRIVER, describe_driver_error(api, launch_call_name(), result) +
-                                    "; the call's launches before it stay enqueued and may write part of out");
+  fail(SCATTERPTX_ERROR_DRIVER,
+       describe_driver_error(api, launch_call_name(), result) +
+           "; launches this call queued before it stay enqueued (the grouping's write only the workspace, the "
+           "sums' write out)");
 }
 
 }  // namespace

@@ -22,7 +22,7 @@ namespace scatterptx::detail {
 // A plan's launches with every parameter made, tensor maps included, ready
 // to enqueue on a stream: a call that queues other work first makes these
 // before, so that a failure in making them enqueues nothing. It refers to
-// plan, api and state, which must outlive it.
+// plan and api, which must outlive it.
 using PreparedLaunches = std::function<void(CUstream)>;
 PreparedLaunches prepare_plan(const DriverApi& api, const ContextState& state, const Problem& problem,
                               const StreamingPlan& plan, CUdeviceptr index_error_slot, const LaunchGate& gate = {});

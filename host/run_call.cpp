@@ -1,5 +1,8 @@
 #include "run_call.hpp"
 
+#include <string>
+
+#include "errors.hpp"
 #include "group_launch.hpp"
 #include "index_errors.hpp"
 #include "launch.hpp"
@@ -47,7 +50,14 @@ void run_grouped(const DriverApi& api, ContextState& state, const Problem& probl
                            : prepare_plan(api, state, problem, streaming, slot, LaunchGate{order_flag, kIndexInOrder});
     launch_grouping(api, state, problem, plan, workspace, stream, /*check_order=*/true);
     launch_grouped_execute(api, state, problem, plan, workspace, slot, stream, LaunchGate{order_flag, 0});
-    if (streaming_launches) streaming_launches(stream);
+    if (!streaming_launches) return;
+    try {
+      streaming_launches(stream);
+    } catch (const Failure& failure) {
+      fail(failure.status(), std::string(failure.what()) +
+                                 "; the grouped kernels were enqueued before it and add every row if the index is "
+                                 "not in order");
+    }
   });
 }
 

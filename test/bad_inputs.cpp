@@ -810,11 +810,16 @@ std::vector<DocumentedCase> make_device_cases() {
        "cuTensorMapEncodeTiled failed: <error>; tensor map fields: ...",
        {"LaunchSlicesTest.ATensorMapThatCannotBeMadeForALaterSliceEnqueuesNothing",
         "LaunchSlicesTest.APrivatisedPlanMakesEverySliceBeforeLaunching"}},
-      {"first_launch_fails", "the driver refuses the first launch", "any launch",
-       "`SCATTERPTX_ERROR_DRIVER`, nothing enqueued",
-       "cuLaunchKernelEx failed: <error> for launch 1 of <n> (source rows [0, <end>))",
+      {"first_launch_fails", "the driver refuses a streaming plan's first launch", "any launch",
+       "`SCATTERPTX_ERROR_DRIVER`, nothing of the plan enqueued. Where the default call queues both plans (f32 "
+       "rows it groups), the grouped kernels were queued before it and add every row when the index is not "
+       "sorted; the message then says so",
+       "cuLaunchKernelEx failed: <error> for launch 1 of <n> (source rows [0, <end>)), or with the grouped "
+       "kernels queued: cuLaunchKernelEx failed: <error>; the grouped kernels were enqueued before it and add "
+       "every row if the index is not in order",
        {"LaunchSlicesTest.AFirstLaunchRefusedEnqueuesNothingAndSaysSo",
-        "LaunchSlicesTest.TheRedPathIsOneLaunchWhoseRefusalNamesNoSlices"}},
+        "LaunchSlicesTest.TheRedPathIsOneLaunchWhoseRefusalNamesNoSlices",
+        "GroupLaunchTest.ARefusedStreamingLaunchSaysTheGroupedKernelsAreQueued"}},
       {"later_launch_fails", "the driver refuses launch k > 1 of a plan's slices", "a streaming TMA or PRIVATE launch",
        "`SCATTERPTX_ERROR_DRIVER`; launches 1..k-1 stay enqueued (a launch cannot be taken back) and add their "
        "rows when they run, the later rows are not launched. Where the default call queues both plans (f32 "
@@ -828,9 +833,10 @@ std::vector<DocumentedCase> make_device_cases() {
       {"grouped_launch_fails", "the driver refuses a launch of the grouped kernels",
        "`scatterptx_scatter_add` where it groups, `scatterptx_scatter_add_grouped`, `scatterptx_plan_create`, "
        "`scatterptx_plan_execute`",
-       "`SCATTERPTX_ERROR_DRIVER`; the launches before it stay enqueued (a launch cannot be taken back): the "
-       "workspace's clear and the radix passes, and where a summing launch was queued, part of out",
-       "cuLaunchKernelEx failed: <error>; the call's launches before it stay enqueued and may write part of out",
+       "`SCATTERPTX_ERROR_DRIVER`; the launches the call queued before it stay enqueued (a launch cannot be taken "
+       "back): the workspace's clear and the radix passes write only the workspace; summing launches write out",
+       "cuLaunchKernelEx failed: <error>; launches this call queued before it stay enqueued (the grouping's write "
+       "only the workspace, the sums' write out)",
        {"GroupLaunchTest.ARefusedLaunchSaysTheLaunchesBeforeItStayEnqueued"}, Verify::kNo,
        "host test against a scripted driver: a real driver does not refuse a launch on demand"},
   };

@@ -314,11 +314,37 @@ TEST_F(GroupLaunchTest, ARefusedLaunchSaysTheLaunchesBeforeItStayEnqueued) {
     EXPECT_EQ(failure.status(), SCATTERPTX_ERROR_DRIVER);
     const std::string message = failure.what();
     EXPECT_NE(message.find("CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"), std::string::npos) << message;
-    EXPECT_NE(message.find("; the call's launches before it stay enqueued and may write part of out"),
+    EXPECT_NE(message.find("; launches this call queued before it stay enqueued (the grouping's write only the "
+                           "workspace, the sums' write out)"),
               std::string::npos)
         << message;
   }
   EXPECT_EQ(launches.size(), 3u) << "the launches before the refused one";
+}
+
+// Where the default call queues both plans, the streaming launch comes last:
+// refused, it says that the grouped kernels before it are queued.
+TEST_F(GroupLaunchTest, ARefusedStreamingLaunchSaysTheGroupedKernelsAreQueued) {
+  const Problem p = contiguous(SCATTERPTX_F32, 4000000, 1000000, 256);
+  const GroupPlan plan = plan_default_call(p, state_.limits);
+  ASSERT_TRUE(plan.streams_when_sorted) << plan.describe();
+  api_.cuLaunchKernelEx = refuse_a_later_launch;
+  api_.cuLaunchKernel = nullptr;
+  api_.cuGetErrorName = name_error;
+  const int grouped = static_cast<int>(1 + 3 * plan.passes + 1 + plan.combine_levels);  // the sample first
+  launches_until_refusal = grouped;
+  try {
+    run_grouped(api_, state_, p, plan, kWorkspace, nullptr);
+    ADD_FAILURE() << "the refused launch was not reported";
+  } catch (const Failure& failure) {
+    const std::string message = failure.what();
+    EXPECT_NE(message.find("; the grouped kernels were enqueued before it and add every row if the index is not "
+                           "in order"),
+              std::string::npos)
+        << message;
+  }
+  EXPECT_EQ(launches.size(), static_cast<size_t>(grouped));
+  for (const Launch& l : launches) EXPECT_TRUE(is_grouping_family(l.family())) << kKernelVariants[l.variant].name;
 }
 
 // Grouping that does not depend on the order (bf16 rows sum in f32) queues

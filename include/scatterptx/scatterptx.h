@@ -315,8 +315,8 @@ scatterptx_status scatterptx_plan_create(const scatterptx_scatter_add_args* args
 /* out[index[i], :] += src[i, :] with the plan's index, for new out and src
  * pointers with the shapes and strides given at create and at least the
  * alignment of the pointers given there. Stream-ordered, no allocation, no
- * synchronisation (but for a CHECKED STREAMING plan, which checks the index
- * at each execute); capturable. Executes of one plan share its workspace:
+ * synchronisation, capturable; but for a CHECKED STREAMING plan, which checks
+ * the index and synchronises at each execute, and so cannot be captured. Executes of one plan share its workspace:
  * the caller orders executes on different streams (events), one at a time. */
 SCATTERPTX_API
 scatterptx_status scatterptx_plan_execute(scatterptx_plan plan, void* out, const void* src, CUstream stream);

@@ -161,8 +161,8 @@ def check(status):
 
 def prepare():
     """Loads the kernels in the current CUDA context (needed before graph
-    capture). With torch imported, the torch operators then run the library
-    on torch's current device inside a capture too."""
+    capture). Where torch has started CUDA, the torch operators then run the
+    library on torch's current device inside a capture too."""
     check(library().scatterptx_prepare())
     note_torch_device_ready(None)
 
@@ -170,9 +170,10 @@ def prepare():
 def note_torch_device_ready(device_index):
     """Tells the torch operators that the library is ready on a torch device
     (None: torch's current one), so that their calls there inside a CUDA graph
-    capture run the library. Nothing without torch imported."""
+    capture run the library. Nothing where torch is not imported or has not
+    started CUDA."""
     torch = sys.modules.get("torch")
-    if torch is None:
+    if torch is None or not torch.cuda.is_initialized():  # torch's CUDA unused: nothing of torch's to ready
         return
     from . import _torch_call  # the operators' record; torch is already imported
 

@@ -82,6 +82,12 @@ def scatter_add_(out, index, src, *, stream=None, check_index=False, path="auto"
     allocator = torch_allocator() if is_torch_tensor(out) else None  # torch's pool for torch's tensors alone
     check(on_tensor_device(out, lambda: library().scatterptx_scatter_add_with_allocator(
         ctypes.byref(args), allocator, ctypes.c_void_p(stream or None))))
-    if is_torch_tensor(out) and problem.src_rows and problem.cols:  # an empty call loads nothing
-        note_torch_device_ready(out.get_device())  # the call loaded the kernels there
+    note_kernels_loaded(out, problem)
     return out
+
+
+def note_kernels_loaded(out, problem):
+    """After a call on torch tensors that had rows to add (an empty one loads
+    nothing): the library is ready on their device, for the torch operators."""
+    if is_torch_tensor(out) and problem.src_rows and problem.cols:
+        note_torch_device_ready(out.get_device())

@@ -6,7 +6,7 @@ import ctypes
 
 from ._arrays import is_torch_tensor, on_tensor_device, read_problem, torch_stream, view, workspace_view
 from ._binding import MODES, GroupOptions, check, library
-from ._dispatch import check_address, problem_args
+from ._dispatch import check_address, note_kernels_loaded, problem_args
 
 _DESCRIBE_BYTES = 4096
 
@@ -89,6 +89,7 @@ def scatter_add_grouped(out, index, src, *, mode="auto", deterministic=False, wo
     check_address("workspace", pointer or 0)
     check(on_tensor_device(out, lambda: library().scatterptx_scatter_add_grouped(
         ctypes.byref(args), ctypes.byref(options), pointer, nbytes, ctypes.c_void_p(stream or None))))
+    note_kernels_loaded(out, problem)
     return out
 
 
@@ -135,6 +136,7 @@ class Plan:
             ctypes.byref(args), ctypes.byref(options), pointer, nbytes, ctypes.c_void_p(stream or None),
             ctypes.byref(handle))))
         self._handle = handle
+        note_kernels_loaded(out, self._problem)
         self._workspace = workspace  # the plan's grouping lives in it until close
         self._index = index  # a streaming plan reads it at every execute
 

@@ -153,6 +153,7 @@ class CpuFallback(unittest.TestCase):
 
         with mock.patch.object(_torch_call, "_prepared_devices", set()), \
                 mock.patch.object(_binding, "library", new=Library), \
+                mock.patch.object(torch.cuda, "is_initialized", return_value=True), \
                 mock.patch.object(torch.cuda, "current_device", return_value=5), \
                 mock.patch.object(torch._C, "_cuda_exchangeDevice", create=True, new=lambda d: 0), \
                 mock.patch.object(torch._C, "_cuda_maybeExchangeDevice", create=True, new=lambda d: d), \
@@ -160,6 +161,22 @@ class CpuFallback(unittest.TestCase):
             scatterptx.prepare()
             self.assertIsNone(_torch_call._first_call_reason(5))
             self.assertIn("inside a CUDA graph capture", _torch_call._first_call_reason(4) or "")
+
+    def test_prepare_where_torch_has_not_started_cuda_readies_nothing_and_does_not_raise(self):
+        # A process that imports torch but runs the library on arrays of
+        # another library: torch's CUDA is neither asked nor started.
+        from scatterptx import _binding, _torch_call
+
+        class Library:
+            def scatterptx_prepare(self):
+                return 0
+
+        with mock.patch.object(_torch_call, "_prepared_devices", set()), \
+                mock.patch.object(_binding, "library", new=Library), \
+                mock.patch.object(torch.cuda, "is_initialized", return_value=False), \
+                mock.patch.object(torch.cuda, "current_device", side_effect=RuntimeError("no NVIDIA driver")):
+            scatterptx.prepare()
+            self.assertEqual(_torch_call._prepared_devices, set())
 
     def test_prepare_before_the_operators_are_imported_counts_too(self):
         # A fresh process: torch imported, scatterptx.torch not yet.
@@ -173,6 +190,7 @@ class CpuFallback(unittest.TestCase):
             "    def scatterptx_prepare(self): return 0",
             "assert 'scatterptx._torch_call' not in sys.modules",
             "with mock.patch.object(_binding, 'library', new=Library), \\",
+            "        mock.patch.object(torch.cuda, 'is_initialized', return_value=True), \\",
             "        mock.patch.object(torch.cuda, 'current_device', return_value=3):",
             "    scatterptx.prepare()",
             "from scatterptx import _torch_call",
