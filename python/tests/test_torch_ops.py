@@ -8,6 +8,7 @@ be exercised on an sm_90+ machine: only its counter and reason are shared
 with the CPU cases.
 """
 
+import contextlib
 import importlib.util
 import os
 import subprocess
@@ -142,19 +143,31 @@ class CpuFallback(unittest.TestCase):
             with mock.patch.object(torch.cuda, "is_current_stream_capturing", return_value=True):
                 self.assertIsNone(_torch_call._first_call_reason(device))  # prepared: captures run the library
 
-    def test_prepare_makes_the_current_device_ready_for_captures(self):
-        # scatterptx.prepare() before a capture, as its docstring says: the
-        # operators then run the library inside the capture, not torch's op.
+    @staticmethod
+    def library_prepares(cuda_started, **current_device):
+        """The patches under which scatterptx.prepare() succeeds without a
+        GPU: the library's prepare answering SUCCESS, a record of prepared
+        devices of the test's own, torch's CUDA started or not, and
+        current_device answering as given (return_value or side_effect)."""
         from scatterptx import _binding, _torch_call
 
         class Library:
             def scatterptx_prepare(self):
                 return 0
 
-        with mock.patch.object(_torch_call, "_prepared_devices", set()), \
-                mock.patch.object(_binding, "library", new=Library), \
-                mock.patch.object(torch.cuda, "is_initialized", return_value=True), \
-                mock.patch.object(torch.cuda, "current_device", return_value=5), \
+        patches = contextlib.ExitStack()
+        patches.enter_context(mock.patch.object(_torch_call, "_prepared_devices", set()))
+        patches.enter_context(mock.patch.object(_binding, "library", new=Library))
+        patches.enter_context(mock.patch.object(torch.cuda, "is_initialized", return_value=cuda_started))
+        patches.enter_context(mock.patch.object(torch.cuda, "current_device", **current_device))
+        return patches
+
+    def test_prepare_makes_the_current_device_ready_for_captures(self):
+        # scatterptx.prepare() before a capture, as its docstring says: the
+        # operators then run the library inside the capture, not torch's op.
+        from scatterptx import _torch_call
+
+        with self.library_prepares(cuda_started=True, return_value=5), \
                 mock.patch.object(torch._C, "_cuda_exchangeDevice", create=True, new=lambda d: 0), \
                 mock.patch.object(torch._C, "_cuda_maybeExchangeDevice", create=True, new=lambda d: d), \
                 mock.patch.object(torch.cuda, "is_current_stream_capturing", return_value=True):
@@ -165,16 +178,9 @@ class CpuFallback(unittest.TestCase):
     def test_prepare_where_torch_has_not_started_cuda_readies_nothing_and_does_not_raise(self):
         # A process that imports torch but runs the library on arrays of
         # another library: torch's CUDA is neither asked nor started.
-        from scatterptx import _binding, _torch_call
+        from scatterptx import _torch_call
 
-        class Library:
-            def scatterptx_prepare(self):
-                return 0
-
-        with mock.patch.object(_torch_call, "_prepared_devices", set()), \
-                mock.patch.object(_binding, "library", new=Library), \
-                mock.patch.object(torch.cuda, "is_initialized", return_value=False), \
-                mock.patch.object(torch.cuda, "current_device", side_effect=RuntimeError("no NVIDIA driver")):
+        with self.library_prepares(cuda_started=False, side_effect=RuntimeError("no NVIDIA driver")):
             scatterptx.prepare()
             self.assertEqual(_torch_call._prepared_devices, set())
 
