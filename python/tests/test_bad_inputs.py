@@ -12,6 +12,7 @@ import importlib.util
 import unittest
 import warnings
 
+import fresh_seeds
 from package_under_test import scatterptx
 from torch_devices import GPUS, NO_GPU
 
@@ -48,7 +49,7 @@ class BindingRows(unittest.TestCase):
 def invalid_inputs(device):
     """(what, out, index, src) that torch's index_add_ refuses on any device,
     made fresh for each call."""
-    generator = torch.Generator().manual_seed(1)
+    generator = torch.Generator().manual_seed(fresh_seeds.seed(1))
 
     def make(rows=7, out_rows=5, cols=3):
         out = torch.randn(out_rows, cols, generator=generator).to(device)
@@ -221,7 +222,7 @@ class TorchOnGpu(unittest.TestCase, TorchErrorComparison):
         torch.testing.assert_close(arena[2:-2, :cols].double(), expected, rtol=1e-5, atol=1e-4)
 
     def test_out_of_range_rows_are_skipped_and_nothing_else_changes(self):
-        generator = torch.Generator(device="cuda").manual_seed(0)
+        generator = torch.Generator(device="cuda").manual_seed(fresh_seeds.seed(0))
         for index_dtype in (torch.int32, torch.int64):
             with self.subTest(index_dtype=index_dtype):
                 rows, out_rows, cols = 3000, 500, 64
@@ -247,7 +248,7 @@ class TorchOnGpu(unittest.TestCase, TorchErrorComparison):
                 self.assert_only_valid_rows_changed(before, arena, out_rows, cols, valid, src)
 
     def test_src_sharing_out_is_refused(self):
-        generator = torch.Generator(device="cuda").manual_seed(1)
+        generator = torch.Generator(device="cuda").manual_seed(fresh_seeds.seed(1))
         arena, out, src = self.poisoned(10, 10, 8, generator)
         before = arena.clone()
         with self.assertRaises(scatterptx.ScatterPtxError) as caught:
@@ -272,7 +273,7 @@ class TorchOnGpu(unittest.TestCase, TorchErrorComparison):
         self.assertTrue(torch.equal(out, before))
 
     def test_expanded_out_is_refused_untouched(self):
-        generator = torch.Generator(device="cuda").manual_seed(2)
+        generator = torch.Generator(device="cuda").manual_seed(fresh_seeds.seed(2))
         arena, out, src = self.poisoned(4, 5, 3, generator)
         base = torch.randn(1, 3, device="cuda", generator=generator)
         before = base.clone()

@@ -8,6 +8,7 @@ import math
 import unittest
 from unittest import mock
 
+import fresh_seeds
 from package_under_test import scatterptx
 from torch_devices import GPUS, NO_GPU
 
@@ -36,7 +37,7 @@ def make_case(torch, dtype, index_dtype, rows, out_rows, cols, pad=0, hot=0.0, s
     cols columns of wide (pad columns after them must stay untouched); a
     fraction hot of the source rows go to out row 0, the rest uniformly
     anywhere."""
-    generator = torch.Generator(device="cuda").manual_seed(seed)
+    generator = torch.Generator(device="cuda").manual_seed(fresh_seeds.seed(seed))
     wide = torch.rand(out_rows, cols + pad, device="cuda", generator=generator, dtype=torch.float64) - 0.5
     wide = wide.to(dtype)
     src = (torch.rand(rows, cols, device="cuda", generator=generator, dtype=torch.float64) + 0.25).to(dtype)

@@ -16,6 +16,7 @@ import importlib.util
 import unittest
 from unittest import mock
 
+import fresh_seeds
 from package_under_test import scatterptx  # noqa: F401 - puts the package under test on sys.path
 from torch_devices import GPUS, NO_GPU
 
@@ -44,12 +45,12 @@ def cuda_tables():
 def integers(*shape, dtype=None, device="cpu", seed=0, high=8):
     """Small integer values (float64 by default): every sum is exact in any
     order, so results compare bitwise."""
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(fresh_seeds.seed(seed))
     return torch.randint(-high, high, shape, generator=generator).to(dtype or torch.float64).to(device)
 
 
 def indices(n, rows, device="cpu", seed=1, dtype=None):
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(fresh_seeds.seed(seed))
     index = torch.randint(0, rows, (n,), generator=generator)
     return index.to(dtype or torch.int64).to(device)
 
@@ -483,7 +484,7 @@ class PygOnCpu(unittest.TestCase):
 
         x = integers(7, 4, seed=2)
         edge_index = torch.stack([indices(40, 7, seed=3), indices(40, 7, seed=4)])
-        torch.manual_seed(0)
+        torch.manual_seed(fresh_seeds.seed(0))
         layers = [SimpleConv(aggr="sum"), SimpleConv(aggr="mean"), SAGEConv(4, 5, aggr="mean").double(),
                   SAGEConv(4, 5, aggr="sum").double()]
         for layer in layers:
@@ -506,7 +507,7 @@ class PygOnCpu(unittest.TestCase):
         from torch_geometric.nn import GraphSAGE
 
         x, edge_index, y = small_graph(device="cpu")
-        torch.manual_seed(0)
+        torch.manual_seed(fresh_seeds.seed(0))
         model = GraphSAGE(32, 64, num_layers=2, out_channels=7)
 
         def loss_of(model, x, edge_index, y):
@@ -595,7 +596,7 @@ class Gpu(unittest.TestCase):
         spt.disable()
 
     def test_plain_calls_match_float64_and_are_routed(self):
-        generator = torch.Generator().manual_seed(7)
+        generator = torch.Generator().manual_seed(fresh_seeds.seed(7))
         for dtype in TOLERANCE:
             out = torch.randn(500, 64, dtype=torch.float64, generator=generator).to("cuda")
             src = torch.randn(3000, 64, dtype=torch.float64, generator=generator).to("cuda")
@@ -637,7 +638,7 @@ class Gpu(unittest.TestCase):
             self.assertEqual(sum(left(op).values()), len(functions), (op, left(op)))
 
     def test_scatter_reduce_of_every_reduce_matches_float64_and_is_routed(self):
-        generator = torch.Generator().manual_seed(8)
+        generator = torch.Generator().manual_seed(fresh_seeds.seed(8))
         for dtype in TOLERANCE:
             out = torch.randn(120, 64, dtype=torch.float64, generator=generator).to("cuda")
             src = torch.randn(3000, 64, dtype=torch.float64, generator=generator).to("cuda")
@@ -721,7 +722,7 @@ class Gpu(unittest.TestCase):
         self.assertEqual(spt.fallback_counts(), {})  # the captured calls ran the library, not torch's op
 
     def test_deterministic_mode_is_bitwise_reproducible(self):
-        generator = torch.Generator().manual_seed(6)
+        generator = torch.Generator().manual_seed(fresh_seeds.seed(6))
         out = torch.randn(64, 64, generator=generator).to("cuda")
         src = torch.randn(200_000, 64, generator=generator).to("cuda")
         index = torch.randint(0, 64, (200_000,), generator=generator).to("cuda")
@@ -742,7 +743,7 @@ class Gpu(unittest.TestCase):
 
 
 def small_graph(nodes=2000, edges=30000, features=32, device="cuda", seed=0):
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(fresh_seeds.seed(seed))
     weights = torch.arange(1, nodes + 1, dtype=torch.float64).pow(-0.6)  # power-law degrees
     endpoints = torch.multinomial(weights, 2 * edges, replacement=True, generator=generator).view(2, edges)
     x = torch.randn(nodes, features, generator=generator)
@@ -802,7 +803,7 @@ class GpuPyg(unittest.TestCase):
         from torch_geometric.nn import SAGEConv, SimpleConv
 
         x, edge_index, _ = small_graph()
-        torch.manual_seed(0)
+        torch.manual_seed(fresh_seeds.seed(0))
         for aggr in ("sum", "mean"):
             for layer in (SimpleConv(aggr=aggr), SAGEConv(32, 16, aggr=aggr).cuda()):
                 with self.subTest(layer=str(layer)):
@@ -825,7 +826,7 @@ class GpuPyg(unittest.TestCase):
         from torch_geometric.nn import GraphSAGE
 
         x, edge_index, y = small_graph()
-        torch.manual_seed(0)
+        torch.manual_seed(fresh_seeds.seed(0))
         model = GraphSAGE(32, 64, num_layers=2, out_channels=7).cuda()
 
         def loss_of(model, x, edge_index, y):

@@ -17,6 +17,7 @@ import unittest
 from unittest import mock
 import warnings
 
+import fresh_seeds
 from package_under_test import scatterptx  # noqa: F401 - puts the package under test on sys.path
 from torch_devices import GPUS, NO_GPU
 
@@ -34,7 +35,7 @@ DTYPES = ("float32", "float16", "bfloat16", "float64")
 
 
 def case(device="cpu", dtype="float64", index_dtype="int64", rows=7, out_rows=5, cols=3, seed=0):
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(fresh_seeds.seed(seed))
     dtype = getattr(torch, dtype)
     out = torch.randn(out_rows, cols, generator=generator, dtype=torch.float64).to(dtype).to(device)
     src = torch.randn(rows, cols, generator=generator, dtype=torch.float64).to(dtype).to(device)

@@ -16,6 +16,7 @@ import unittest
 from unittest import mock
 import warnings
 
+import fresh_seeds
 from package_under_test import scatterptx  # noqa: F401 - puts the package under test on sys.path
 from torch_devices import GPUS, NO_GPU
 
@@ -46,7 +47,7 @@ def case(device="cpu", dtype="float64", index_dtype="int64", rows=9, out_rows=6,
     """out (out_rows, cols), index (rows,) into the first `targets` rows (all by
     default: the others are targets no row reaches), src (rows, cols).
     integers=True: small integer values, so that amax and amin tie."""
-    generator = torch.Generator().manual_seed(seed)
+    generator = torch.Generator().manual_seed(fresh_seeds.seed(seed))
     if integers:
         out = torch.randint(-2, 3, (out_rows, cols), generator=generator).double()
         src = torch.randint(-2, 3, (rows, cols), generator=generator).double()
@@ -325,7 +326,7 @@ class Autograd(unittest.TestCase):
 
         for seed in range(3):
             out, index, src = case(rows=30, out_rows=8, cols=4, targets=6, seed=seed, integers=True)
-            generator = torch.Generator().manual_seed(seed)
+            generator = torch.Generator().manual_seed(fresh_seeds.seed(seed))
             out_t = torch.randn(8, 4, dtype=torch.float64, generator=generator)
             src_t = torch.randn(30, 4, dtype=torch.float64, generator=generator)
             for reduce in REDUCES:
@@ -372,7 +373,8 @@ class Autograd(unittest.TestCase):
         for seed in range(4):
             # integer values: amax and amin tie within src and with out's own values
             out, index, src = case(rows=30, out_rows=8, cols=4, targets=6, seed=seed, integers=True)
-            grad = torch.randn(8, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(seed))
+            generator = torch.Generator().manual_seed(fresh_seeds.seed(seed))
+            grad = torch.randn(8, 4, dtype=torch.float64, generator=generator)
             for reduce in REDUCES:
                 for include_self in (True, False):
                     expected = torch_gradients(out, index, src, reduce, include_self, grad)
@@ -384,7 +386,7 @@ class Autograd(unittest.TestCase):
 
     def test_gradients_equal_torchs_in_low_precision(self):
         out, index, src = case(rows=30, out_rows=8, cols=4, targets=6, integers=True)
-        grad = torch.randn(8, 4, generator=torch.Generator().manual_seed(3))
+        grad = torch.randn(8, 4, generator=torch.Generator().manual_seed(fresh_seeds.seed(3)))
         for dtype in (torch.float32, torch.bfloat16, torch.float16):
             for reduce in REDUCES:
                 for include_self in (True, False):
@@ -713,7 +715,8 @@ class Gpu(unittest.TestCase):
                                 what = f"{dtype} weights {weights_dtype} {index_dtype} {layout} " \
                                        f"deterministic={deterministic}"
                                 with self.subTest(what):
-                                    weights = torch.randn(src.shape[0], generator=torch.Generator().manual_seed(4))
+                                    generator = torch.Generator().manual_seed(fresh_seeds.seed(4))
+                                    weights = torch.randn(src.shape[0], generator=generator)
                                     weights = weights.to("cuda", getattr(torch, weights_dtype))
                                     got = spt.weighted_index_add(out, index, src, weights)
                                     assert_matches_float64(self, got, out, index, src, "sum", weights=weights,
@@ -846,7 +849,7 @@ class Gpu(unittest.TestCase):
 
     def test_non_contiguous_layouts(self):
         out, index, src = case("cuda", "float32", rows=64, out_rows=64, cols=64)
-        weights = torch.randn(128, generator=torch.Generator().manual_seed(5)).to("cuda")[::2]
+        weights = torch.randn(128, generator=torch.Generator().manual_seed(fresh_seeds.seed(5))).to("cuda")[::2]
         for o, s in ((out.t(), src), (out, src.t()), (out[:, ::2], src[:, 1::2]), (out[1:40], src),
                      (out[:, :1], src[:, 5:6])):
             idx = index.clamp(max=o.shape[0] - 1)
@@ -862,7 +865,7 @@ class Gpu(unittest.TestCase):
 
     def test_compile_fullgraph_cuda(self):
         out, index, src = case("cuda", "float32", rows=500, out_rows=50, cols=16)
-        weights = torch.randn(500, generator=torch.Generator().manual_seed(6)).to("cuda")
+        weights = torch.randn(500, generator=torch.Generator().manual_seed(fresh_seeds.seed(6))).to("cuda")
         # reduce_model's steps by torch's own ops in float64 on the CPU
         largest = reference(out, index, src, "amax", False)
         averaged = reference(weighted_reference(largest, index, src, weights), index, src, "mean", True)
@@ -879,7 +882,7 @@ class Gpu(unittest.TestCase):
 
     def test_cuda_graph_capture_and_replay(self):
         out, index, src = case("cuda", "float32", rows=500, out_rows=50, cols=16)
-        weights = torch.randn(500, generator=torch.Generator().manual_seed(3)).to("cuda")
+        weights = torch.randn(500, generator=torch.Generator().manual_seed(fresh_seeds.seed(3))).to("cuda")
         start = out.clone()
         spt.scatter_reduce_(out, index, src, "amax")  # loads the kernels before capture
         spt.weighted_index_add_(out, index, src, weights)
