@@ -172,10 +172,14 @@ unsigned long long current_context_id(const DriverApi& api) {
   return id;
 }
 
-void refuse_in_capture(const DriverApi& api, CUstream stream, const std::string& why_not) {
+bool is_capturing(const DriverApi& api, CUstream stream) {
   CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
   check_driver(api, "cuStreamIsCapturing", api.cuStreamIsCapturing(stream, &capture));
-  if (capture != CU_STREAM_CAPTURE_STATUS_NONE) invalid_argument(why_not);
+  return capture != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+void refuse_in_capture(const DriverApi& api, CUstream stream, const std::string& why_not) {
+  if (is_capturing(api, stream)) invalid_argument(why_not);
 }
 
 void require_stream_in_context(const DriverApi& api, const ContextState& state, CUstream stream) {

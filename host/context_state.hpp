@@ -13,6 +13,7 @@
 #include "kernel_manifest.hpp"
 #include "module_loading.hpp"
 #include "plan.hpp"
+#include "side_streams.hpp"
 
 namespace scatterptx::detail {
 
@@ -31,6 +32,7 @@ struct ContextState {
   CUdeviceptr index_error_records = 0;  // kIndexErrorSlots u64 words
   CUstream take_stream = nullptr;       // non-blocking: a take orders its own work only
   CUmemoryPool workspace_pool = nullptr;  // the default call's grouping workspaces
+  SideStreams side_streams;             // the default call's streaming plan beside its grouped kernels
   std::mutex checked_mode_mutex;        // one CHECKED call at a time uses its slot
   std::mutex record_take_mutex;         // one take at a time: takes share kTakenSlot
 
@@ -46,6 +48,9 @@ unsigned long long current_context_id(const DriverApi& api);
 
 // Throws INVALID_ARGUMENT unless stream belongs to state's context.
 void require_stream_in_context(const DriverApi& api, const ContextState& state, CUstream stream);
+
+// Whether stream is being captured into a CUDA graph.
+bool is_capturing(const DriverApi& api, CUstream stream);
 
 // Throws INVALID_ARGUMENT, with why_not (what cannot run there), when stream
 // is being captured into a CUDA graph.

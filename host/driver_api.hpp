@@ -36,6 +36,7 @@ namespace scatterptx::detail {
   X(cuStreamCreate)                       \
   X(cuStreamDestroy)                      \
   X(cuStreamSynchronize)                  \
+  X(cuStreamQuery)                        \
   X(cuStreamBeginCapture)                 \
   X(cuStreamEndCapture)                   \
   X(cuStreamIsCapturing)                  \
@@ -46,6 +47,7 @@ namespace scatterptx::detail {
   X(cuEventCreate)                        \
   X(cuEventDestroy)                       \
   X(cuEventRecord)                        \
+  X(cuStreamWaitEvent)                    \
   X(cuEventSynchronize)                   \
   X(cuEventElapsedTime)                   \
   X(cuMemAlloc)                           \

@@ -30,41 +30,56 @@ void launch(const DriverApi& api, CUfunction function, uint64_t grid_x, uint32_t
 
 }  // namespace
 
+namespace {
+
+GroupHistogramParams first_pass_histogram(const Problem& p, const GroupPlan& plan, CUdeviceptr workspace) {
+  GroupHistogramParams histogram{};
+  histogram.key_source = p.index_address;
+  histogram.count = p.src_rows;
+  histogram.shift = plan.first_shift;
+  histogram.counts = workspace + plan.workspace.counts;
+  histogram.tiles = plan.sort_tiles;
+  histogram.out_rows = p.out_rows;
+  histogram.error_record = workspace + plan.workspace.plan_error;
+  histogram.tile_step = 1;
+  return histogram;
+}
+
+}  // namespace
+
+void launch_order_check(const DriverApi& api, const ContextState& state, const Problem& p, const GroupPlan& plan,
+                        CUdeviceptr workspace, CUstream stream) {
+  const GroupWorkspace& w = plan.workspace;
+  // All ones: no bad index seen, and (the order flag, right after) in order.
+  check_driver(api, "cuMemsetD8Async",
+               api.cuMemsetD8Async(workspace + w.plan_error, 0xFF, w.order_flag - w.plan_error + 4, stream));
+  if (p.src_rows == 0) return;
+  // The first pass's variant over one tile in the sample step, clearing the flag.
+  GroupHistogramParams sample = first_pass_histogram(p, plan, workspace);
+  sample.sorted_flag = workspace + w.order_flag;
+  sample.tile_step = heuristics::grouped::kOrderSampleStep;
+  launch(api, state.functions[plan.histogram_variant[0]],
+         order_sample_tiles(plan.sort_tiles, heuristics::grouped::kOrderSampleStep), 1, kSortThreads, stream,
+         sample.packed().data());
+}
+
 void launch_grouping(const DriverApi& api, const ContextState& state, const Problem& p, const GroupPlan& plan,
-                     CUdeviceptr workspace, CUstream stream, bool check_order) {
+                     CUdeviceptr workspace, CUstream stream, bool after_order_check) {
   const GroupWorkspace& w = plan.workspace;
   const uint64_t plan_error = workspace + w.plan_error;
-  const uint64_t order_flag = workspace + w.order_flag;
-  // All ones: no bad index seen, and (the order flag, right after) in order.
-  const size_t ones = check_order ? w.order_flag - w.plan_error + 4 : 8;
-  check_driver(api, "cuMemsetD8Async", api.cuMemsetD8Async(plan_error, 0xFF, ones, stream));
+  // Eight bytes of ones: no bad index seen (launch_order_check set them).
+  if (!after_order_check) check_driver(api, "cuMemsetD8Async", api.cuMemsetD8Async(plan_error, 0xFF, 8, stream));
   if (p.src_rows == 0) return;
-  const LaunchGate out_of_order = check_order ? LaunchGate{order_flag, 0} : LaunchGate{};
+  const LaunchGate out_of_order = after_order_check ? LaunchGate{workspace + w.order_flag, 0} : LaunchGate{};
   const uint64_t tiles = plan.sort_tiles;
   for (uint32_t pass = 0; pass < plan.passes; ++pass) {
     const int from_index = pass == 0 ? 0 : 1;
     const uint64_t key_source = pass == 0 ? p.index_address : workspace + w.keys[(pass - 1) % 2];
     const uint32_t shift = plan.first_shift + pass * kSortDigitBits;
 
-    GroupHistogramParams histogram{};
+    GroupHistogramParams histogram = first_pass_histogram(p, plan, workspace);
     histogram.key_source = key_source;
-    histogram.count = p.src_rows;
     histogram.shift = shift;
-    histogram.counts = workspace + w.counts;
-    histogram.tiles = tiles;
-    histogram.out_rows = p.out_rows;
-    histogram.error_record = plan_error;
-    histogram.tile_step = 1;
-    if (pass == 0 && check_order) {
-      // The order check: the first pass's variant over one tile in the
-      // sample step, clearing the flag; the whole pass runs only after it.
-      GroupHistogramParams sample = histogram;
-      sample.sorted_flag = order_flag;
-      sample.tile_step = heuristics::grouped::kOrderSampleStep;
-      launch(api, state.functions[plan.histogram_variant[0]],
-             order_sample_tiles(tiles, heuristics::grouped::kOrderSampleStep), 1, kSortThreads, stream,
-             sample.packed().data());
-    }
     out_of_order.apply(histogram);
     launch(api, state.functions[plan.histogram_variant[from_index]], tiles, 1, kSortThreads, stream,
            histogram.packed().data());

@@ -12,12 +12,18 @@
 
 namespace scatterptx::detail {
 
+// The default call's check of the index's order: the workspace's plan
+// record cleared and its order flag set, then a sample of the first radix
+// pass's tiles clears the flag if the index is out of order.
+void launch_order_check(const DriverApi& api, const ContextState& state, const Problem& problem,
+                        const GroupPlan& plan, CUdeviceptr workspace, CUstream stream);
+
 // Groups problem.index into the workspace at `workspace`: sorted keys and
-// source positions, and the plan's record of a bad index. With
-// check_order, the first pass also sets the workspace's order flag and
-// every later launch runs only if the index was out of order.
+// source positions, and the plan's record of a bad index. After the order
+// check (launch_order_check queued before), every launch runs only if the
+// index was out of order.
 void launch_grouping(const DriverApi& api, const ContextState& state, const Problem& problem,
-                     const GroupPlan& plan, CUdeviceptr workspace, CUstream stream, bool check_order = false);
+                     const GroupPlan& plan, CUdeviceptr workspace, CUstream stream, bool after_order_check = false);
 
 // Executes a grouped plan on problem's out and src: out[key, :] += the rows
 // of each group, and every bad index's source position recorded in

@@ -7,6 +7,7 @@
 #include "index_errors.hpp"
 #include "launch.hpp"
 #include "plan.hpp"
+#include "side_streams.hpp"
 
 namespace scatterptx::detail {
 namespace {
@@ -40,7 +41,10 @@ void run_grouped(const DriverApi& api, ContextState& state, const Problem& probl
     });
     return;
   }
-  // Both queued; the first radix pass's order check lets one of them run.
+  // Both queued; the order check lets one of them run. The streaming plan
+  // goes to a side stream, so that whichever of them is gated off ends
+  // alongside the other rather than after it (not while capturing: a
+  // captured side stream stays in the graph until the capture ends).
   const StreamingPlan streaming = make_plan(problem, state.limits);
   const CUdeviceptr order_flag = workspace + plan.workspace.order_flag;
   run_with_index_check(api, state, problem, stream, [&](CUdeviceptr slot) {
@@ -48,16 +52,20 @@ void run_grouped(const DriverApi& api, ContextState& state, const Problem& probl
     const PreparedLaunches streaming_launches =
         problem.is_empty() ? PreparedLaunches{}
                            : prepare_plan(api, state, problem, streaming, slot, LaunchGate{order_flag, kIndexInOrder});
-    launch_grouping(api, state, problem, plan, workspace, stream, /*check_order=*/true);
+    const bool fork = streaming_launches && !is_capturing(api, stream);
+    launch_order_check(api, state, problem, plan, workspace, stream);
+    ForkedLane side(api, state.side_streams, fork ? state.side_streams.take(api, stream) : nullptr, stream);
+    launch_grouping(api, state, problem, plan, workspace, stream, /*after_order_check=*/true);
     launch_grouped_execute(api, state, problem, plan, workspace, slot, stream, LaunchGate{order_flag, 0});
     if (!streaming_launches) return;
     try {
-      streaming_launches(stream);
+      streaming_launches(side.stream());
     } catch (const Failure& failure) {
       fail(failure.status(), std::string(failure.what()) +
                                  "; the grouped kernels were enqueued before it and add every row if the index is "
                                  "not in order");
     }
+    side.join();
   });
 }
 

@@ -412,18 +412,20 @@ TEST(DefaultCall, ACapturedAllocatingCallReplaysAHundredTimesInFlatMemory) {
   EXPECT_EQ(position, -1);
 }
 
-TEST(DefaultCall, FourStreamsFromTwoThreadsAtOnce) {
-  SCATTERPTX_REQUIRE_GPU();
+// Three default calls on each of four streams, two streams to a thread, at
+// once; with a sorted index each call forks its streaming plan to a side
+// stream of its own.
+void four_streams_from_two_threads(const ScatterShape& s, bool sorted) {
   const uint64_t seed = fresh_seed();
-  SCOPED_TRACE(seed_trace(seed));
+  SCOPED_TRACE(seed_trace(seed) + ", " + s.describe() + (sorted ? ", sorted" : ""));
   constexpr int kThreads = 2;
   constexpr int kStreamsPerThread = 2;
   constexpr int kCallsPerStream = 3;
-  const ScatterShape s = grouped_shape(SCATTERPTX_BF16);
   std::vector<HostScatter> hosts;
   std::vector<std::unique_ptr<DeviceScatter>> devices;
   for (int k = 0; k < kThreads * kStreamsPerThread; ++k) {
     hosts.push_back(make_random_scatter(s, derive_seed(seed, static_cast<uint64_t>(k))));
+    if (sorted) std::sort(hosts.back().index.begin(), hosts.back().index.end());
     devices.push_back(std::make_unique<DeviceScatter>(s, hosts.back()));
   }
   std::vector<scatterptx_status> statuses(kThreads * kStreamsPerThread, SCATTERPTX_SUCCESS);
@@ -464,6 +466,53 @@ TEST(DefaultCall, FourStreamsFromTwoThreadsAtOnce) {
     EXPECT_EQ(statuses[k], SCATTERPTX_SUCCESS) << scatterptx_status_name(statuses[k]);
     expect_scatter_result(s, hosts[k], *devices[k], kCallsPerStream);
   }
+}
+
+TEST(DefaultCall, FourStreamsFromTwoThreadsAtOnce) {
+  SCATTERPTX_REQUIRE_GPU();
+  four_streams_from_two_threads(grouped_shape(SCATTERPTX_BF16), /*sorted=*/false);
+}
+
+TEST(DefaultCall, FourStreamsFromTwoThreadsAtOnceOnSortedIndexes) {
+  SCATTERPTX_REQUIRE_GPU();
+  four_streams_from_two_threads(grouped_shape(SCATTERPTX_F32), /*sorted=*/true);
+}
+
+// On a sorted f32 index the streaming plan runs on a side stream: work
+// queued next on the caller's stream (a copy of out) must see every row
+// added, with only the caller's stream waited for. The streaming plan
+// outlasts the gated-off grouped launches several times over here.
+TEST(DefaultCall, WorkQueuedNextOnTheCallersStreamSeesTheWholeSum) {
+  SCATTERPTX_REQUIRE_GPU();
+  const uint64_t seed = fresh_seed();
+  ScatterShape s;
+  s.dtype = SCATTERPTX_F32;
+  s.cols = 128;
+  s.out_rows = 100000;
+  s.src_rows = 400000;  // 4 rows a target
+  SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
+  HostScatter host = make_random_scatter(s, seed);
+  std::sort(host.index.begin(), host.index.end());
+  TestAllocator allocator;
+  RegisteredAllocator registered(allocator);
+  DeviceScatter device(s, host);
+  const scatterptx_scatter_add_args args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+  const std::string plan = describe_plan(args);
+  ASSERT_NE(plan.find("streams_when_sorted=1"), std::string::npos) << plan;
+  const size_t out_bytes = static_cast<size_t>(s.out_rows) * static_cast<size_t>(args.out_row_stride) * 4;
+  DeviceBuffer snapshot(out_bytes);
+  const CUdeviceptr out = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(args.out));
+  Stream stream;
+  ASSERT_EQ(scatterptx_scatter_add(&args, stream.get()), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+  DRIVER_CALL(cuMemcpyDtoDAsync, snapshot.address(), out, out_bytes, stream.get());
+  stream.synchronize();
+  synchronize_gpu();
+  uint32_t flag = 0;
+  ASSERT_EQ(allocator.held.size(), 1u);
+  scatterptx_testing::copy_to_host(&flag, allocator.held.back()->address(8), 4);
+  EXPECT_EQ(flag, 0xFFFFFFFFu) << "the streaming plan did not run";
+  DRIVER_CALL(cuMemcpyDtoD, out, snapshot.address(), out_bytes);  // what the copy saw, checked
+  expect_scatter_result(s, host, device, 1);
 }
 
 }  // namespace

@@ -33,6 +33,7 @@ constexpr CUdeviceptr kErrorSlot = 0x7f5000000000;
 struct Launch {
   std::size_t variant = 0;
   std::map<std::string, uint64_t> args;
+  CUstream stream = nullptr;
 
   KernelFamily family() const { return kKernelVariants[variant].family; }
   uint64_t operator[](const std::string& name) const {
@@ -56,14 +57,54 @@ Launch decode(CUfunction f, void** params) {
   return launch;
 }
 
-CUresult record_launch_ex(const CUlaunchConfig*, CUfunction f, void** params, void**) {
+// Each launch and each event record or wait, in order ("launch", "record", "wait").
+std::vector<std::string> stream_ops;
+
+CUresult record_launch_ex(const CUlaunchConfig* config, CUfunction f, void** params, void**) {
   launches.push_back(decode(f, params));
+  launches.back().stream = config->hStream;
+  stream_ops.push_back("launch");
   return CUDA_SUCCESS;
 }
 
-CUresult record_launch(CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream,
-                       void** params, void**) {
+CUresult record_launch(CUfunction f, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                       CUstream stream, void** params, void**) {
   launches.push_back(decode(f, params));
+  launches.back().stream = stream;
+  stream_ops.push_back("launch");
+  return CUDA_SUCCESS;
+}
+
+// The side lanes' streams and events: made, recorded and waited for.
+uintptr_t next_handle = 0x1000;
+CUstreamCaptureStatus capture_status = CU_STREAM_CAPTURE_STATUS_NONE;
+struct EventUse {
+  CUevent event;
+  CUstream stream;
+};
+std::vector<EventUse> records, waits;
+
+CUresult stream_create(CUstream* stream, unsigned) {
+  *stream = reinterpret_cast<CUstream>(next_handle++);
+  return CUDA_SUCCESS;
+}
+CUresult event_create(CUevent* event, unsigned) {
+  *event = reinterpret_cast<CUevent>(next_handle++);
+  return CUDA_SUCCESS;
+}
+CUresult stream_query(CUstream) { return CUDA_SUCCESS; }
+CUresult is_capturing(CUstream, CUstreamCaptureStatus* status) {
+  *status = capture_status;
+  return CUDA_SUCCESS;
+}
+CUresult event_record(CUevent event, CUstream stream) {
+  records.push_back({event, stream});
+  stream_ops.push_back("record");
+  return CUDA_SUCCESS;
+}
+CUresult stream_wait_event(CUstream stream, CUevent event, unsigned) {
+  waits.push_back({event, stream});
+  stream_ops.push_back("wait");
   return CUDA_SUCCESS;
 }
 
@@ -97,6 +138,16 @@ class GroupLaunchTest : public ::testing::Test {
   void SetUp() override {
     launches.clear();
     memsets.clear();
+    stream_ops.clear();
+    records.clear();
+    waits.clear();
+    capture_status = CU_STREAM_CAPTURE_STATUS_NONE;
+    api_.cuStreamCreate = stream_create;
+    api_.cuEventCreate = event_create;
+    api_.cuStreamQuery = stream_query;
+    api_.cuStreamIsCapturing = is_capturing;
+    api_.cuEventRecord = event_record;
+    api_.cuStreamWaitEvent = stream_wait_event;
     api_.cuTensorMapEncodeTiled = encode_tensor_map;
     api_.cuLaunchKernelEx = record_launch_ex;
     api_.cuLaunchKernel = record_launch;
@@ -266,6 +317,69 @@ TEST_F(GroupLaunchTest, TheOrderCheckGatesTheGroupedLaunchesAndTheStreamingPlanO
   EXPECT_GE(streaming, 1u);
 }
 
+const CUstream kCallerStream = reinterpret_cast<CUstream>(uintptr_t{0x10});
+
+// Outside a capture the streaming plan runs on a side stream: forked after
+// the order check, so that it waits for the check alone, and joined back at
+// the end, so that the caller's stream orders everything after the call.
+TEST_F(GroupLaunchTest, TheStreamingPlanRunsBesideTheGroupedKernelsFromTheCheckToAJoin) {
+  const Problem p = contiguous(SCATTERPTX_F32, 4000000, 1000000, 256);
+  const GroupPlan plan = plan_default_call(p, state_.limits);
+  ASSERT_TRUE(plan.streams_when_sorted) << plan.describe();
+  run_grouped(api_, state_, p, plan, kWorkspace, kCallerStream);
+
+  ASSERT_EQ(records.size(), 2u);
+  ASSERT_EQ(waits.size(), 2u);
+  const CUstream side = waits[0].stream;
+  EXPECT_NE(side, kCallerStream);
+  EXPECT_EQ(records[0].stream, kCallerStream) << "the fork, on the caller's stream";
+  EXPECT_EQ(waits[0].event, records[0].event) << "the side stream waits for the fork";
+  EXPECT_EQ(records[1].stream, side) << "the join, on the side stream";
+  EXPECT_EQ(waits[1].stream, kCallerStream);
+  EXPECT_EQ(waits[1].event, records[1].event) << "the caller's stream waits for the join";
+
+  const std::vector<std::string> fork_after_the_check = {"launch", "record", "wait"};
+  ASSERT_GE(stream_ops.size(), 5u);
+  EXPECT_EQ(std::vector<std::string>(stream_ops.begin(), stream_ops.begin() + 3), fork_after_the_check);
+  EXPECT_EQ(stream_ops[stream_ops.size() - 2], "record");
+  EXPECT_EQ(stream_ops.back(), "wait") << "the join comes last";
+  ASSERT_FALSE(launches.empty());
+  EXPECT_EQ(launches.front()["sorted_flag"], kWorkspace + plan.workspace.order_flag) << "the check comes first";
+  std::size_t streaming = 0;
+  for (const Launch& l : launches) {
+    SCOPED_TRACE(kKernelVariants[l.variant].name);
+    if (is_grouping_family(l.family())) {
+      EXPECT_EQ(l.stream, kCallerStream);
+    } else {
+      ++streaming;
+      EXPECT_EQ(l.stream, side);
+    }
+  }
+  EXPECT_GE(streaming, 1u);
+
+  // The next call beside the same stream takes the same side stream.
+  waits.clear();
+  run_grouped(api_, state_, p, plan, kWorkspace, kCallerStream);
+  ASSERT_EQ(waits.size(), 2u);
+  EXPECT_EQ(waits[0].stream, side);
+  EXPECT_EQ(state_.side_streams.lanes(), 1u);
+}
+
+// A captured side stream would stay in the capture's graph until it ends,
+// out of reach of other calls: while capturing, nothing forks.
+TEST_F(GroupLaunchTest, WhileCapturingTheStreamingPlanStaysOnTheCallersStream) {
+  const Problem p = contiguous(SCATTERPTX_F32, 4000000, 1000000, 256);
+  const GroupPlan plan = plan_default_call(p, state_.limits);
+  ASSERT_TRUE(plan.streams_when_sorted) << plan.describe();
+  capture_status = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+  run_grouped(api_, state_, p, plan, kWorkspace, kCallerStream);
+  EXPECT_TRUE(records.empty());
+  EXPECT_TRUE(waits.empty());
+  EXPECT_EQ(state_.side_streams.lanes(), 0u);
+  ASSERT_GT(launches.size(), 2u);
+  for (const Launch& l : launches) EXPECT_EQ(l.stream, kCallerStream) << kKernelVariants[l.variant].name;
+}
+
 CUresult refuse_tensor_map(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
                            const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
                            CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill) {
@@ -345,6 +459,8 @@ TEST_F(GroupLaunchTest, ARefusedStreamingLaunchSaysTheGroupedKernelsAreQueued) {
   }
   EXPECT_EQ(launches.size(), static_cast<size_t>(grouped));
   for (const Launch& l : launches) EXPECT_TRUE(is_grouping_family(l.family())) << kKernelVariants[l.variant].name;
+  ASSERT_EQ(waits.size(), 2u) << "forked and joined back";
+  EXPECT_EQ(waits.back().stream, nullptr) << "the caller's stream waits for the side stream";
 }
 
 // Grouping that does not depend on the order (bf16 rows sum in f32) queues

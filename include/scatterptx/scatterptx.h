@@ -197,9 +197,12 @@ void scatterptx_scatter_add_args_init(scatterptx_scatter_add_args* args);
  * synchronisation (except in CHECKED mode). It takes the fastest path the
  * library has for the input, grouping the rows by target where that wins
  * (args.grouping says whether it may, and where its workspace comes from);
- * grouped sums of f16/bf16 rows accumulate in f32. Capturable in a CUDA
- * graph once the context is prepared. src_rows == 0 or cols == 0 is a
- * no-op. */
+ * grouped sums of f16/bf16 rows accumulate in f32. Where it lets the
+ * index's order choose between grouping and streaming (f32 sums), outside
+ * a capture, part of its work runs on a stream of the library's own, forked
+ * from and joined back to the caller's: work queued on the caller's stream
+ * after the call still runs after all of it. Capturable in a CUDA graph
+ * once the context is prepared. src_rows == 0 or cols == 0 is a no-op. */
 SCATTERPTX_API
 scatterptx_status scatterptx_scatter_add(const scatterptx_scatter_add_args* args, CUstream stream);
 
