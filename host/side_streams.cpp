@@ -20,26 +20,27 @@ bool make_lane(const DriverApi& api, SideLane& lane) {
 
 SideLane* SideStreams::take(const DriverApi& api, CUstream caller) {
   const std::lock_guard<std::mutex> lock(mutex_);
-  SideLane* chosen = nullptr;
+  const auto claim = [caller](SideLane& lane) {
+    lane.taken = true;
+    lane.last_caller = caller;
+    return &lane;
+  };
   for (SideLane& lane : lanes_) {
-    if (!lane.taken && lane.last_caller == caller) chosen = &lane;
+    if (!lane.taken && lane.last_caller == caller) return claim(lane);
   }
   // Another caller's lane only once its work is done: queued behind that
   // work, this call would wait for a stream it has nothing to do with.
   for (SideLane& lane : lanes_) {
-    if (chosen == nullptr && !lane.taken && api.cuStreamQuery(lane.stream) == CUDA_SUCCESS) chosen = &lane;
+    if (!lane.taken && api.cuStreamQuery(lane.stream) == CUDA_SUCCESS) return claim(lane);
   }
-  if (chosen == nullptr && lanes_.size() < kMostLanes) {
+  if (lanes_.size() < kMostLanes) {
     SideLane lane;
-    if (make_lane(api, lane)) chosen = &lanes_.emplace_back(lane);
+    if (make_lane(api, lane)) return claim(lanes_.emplace_back(lane));
   }
   for (SideLane& lane : lanes_) {
-    if (chosen == nullptr && !lane.taken) chosen = &lane;
+    if (!lane.taken) return claim(lane);
   }
-  if (chosen == nullptr) return nullptr;
-  chosen->taken = true;
-  chosen->last_caller = caller;
-  return chosen;
+  return nullptr;
 }
 
 void SideStreams::give_back(SideLane* lane) {
