@@ -9,6 +9,7 @@
 #include <string>
 
 #include "gpu_setup.hpp"
+#include "memory_usage.hpp"
 #include "options.hpp"
 #include "stress_run.hpp"
 
@@ -24,6 +25,7 @@ int main(int argc, char** argv) {
     std::printf("%s", usage_text().c_str());
     return kExitOk;
   }
+  map_large_blocks_alone();
   uint64_t seed = options.seed;
   if (!options.seed_given) {
     std::random_device device;

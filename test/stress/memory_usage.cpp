@@ -17,6 +17,8 @@ int64_t rss_bytes_from_statm(const std::string& statm, int64_t page_bytes) {
   return static_cast<int64_t>(resident_pages) * page_bytes;
 }
 
+void map_large_blocks_alone() { mallopt(M_MMAP_THRESHOLD, 128 * 1024); }
+
 int64_t current_rss_bytes() {
   malloc_trim(0);
   std::ifstream file("/proc/self/statm");

@@ -28,6 +28,13 @@ struct MemoryReading {
 // pages); -1 when the text does not parse.
 int64_t rss_bytes_from_statm(const std::string& statm, int64_t page_bytes);
 
+// Has the C library map every heap block of 128 KiB or more on its own and
+// unmap it when freed. Left to itself, glibc raises that threshold after
+// such a free, and the workers' freed input buffers then stay behind as
+// fragments of their threads' arenas that malloc_trim cannot hand back, and
+// RSS reads them as growth (docs/stress.md). Call before any thread starts.
+void map_large_blocks_alone();
+
 // This process's resident bytes after handing the C library's free heap
 // memory back to the system (malloc_trim), so that memory kept for reuse
 // does not read as growth. -1 when /proc/self/statm cannot be read.
