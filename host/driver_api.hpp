@@ -34,6 +34,8 @@ namespace scatterptx::detail {
   X(cuCtxSynchronize)                     \
   X(cuStreamGetCtx)                       \
   X(cuStreamCreate)                       \
+  X(cuStreamCreateWithPriority)           \
+  X(cuStreamGetPriority)                  \
   X(cuStreamDestroy)                      \
   X(cuStreamSynchronize)                  \
   X(cuStreamQuery)                        \

@@ -5,9 +5,10 @@
 namespace scatterptx::detail {
 namespace {
 
-// A new lane's stream and events, or false with nothing kept.
-bool make_lane(const DriverApi& api, SideLane& lane) {
-  if (api.cuStreamCreate(&lane.stream, CU_STREAM_NON_BLOCKING) != CUDA_SUCCESS) return false;
+// A new lane's stream, at `priority`, and events, or false with nothing kept.
+bool make_lane(const DriverApi& api, SideLane& lane, int priority) {
+  if (api.cuStreamCreateWithPriority(&lane.stream, CU_STREAM_NON_BLOCKING, priority) != CUDA_SUCCESS) return false;
+  lane.priority = priority;
   if (api.cuEventCreate(&lane.forked, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS) {
     if (api.cuEventCreate(&lane.joined, CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS) return true;
     (void)api.cuEventDestroy(lane.forked);
@@ -19,26 +20,30 @@ bool make_lane(const DriverApi& api, SideLane& lane) {
 }  // namespace
 
 SideLane* SideStreams::take(const DriverApi& api, CUstream caller) {
+  // Work moved off the caller's stream keeps that stream's priority.
+  int priority = 0;
+  if (api.cuStreamGetPriority(caller, &priority) != CUDA_SUCCESS) return nullptr;
   const std::lock_guard<std::mutex> lock(mutex_);
+  const auto free_at_priority = [priority](const SideLane& lane) { return !lane.taken && lane.priority == priority; };
   const auto claim = [caller](SideLane& lane) {
     lane.taken = true;
     lane.last_caller = caller;
     return &lane;
   };
   for (SideLane& lane : lanes_) {
-    if (!lane.taken && lane.last_caller == caller) return claim(lane);
+    if (free_at_priority(lane) && lane.last_caller == caller) return claim(lane);
   }
   // Another caller's lane only once its work is done: queued behind that
   // work, this call would wait for a stream it has nothing to do with.
   for (SideLane& lane : lanes_) {
-    if (!lane.taken && api.cuStreamQuery(lane.stream) == CUDA_SUCCESS) return claim(lane);
+    if (free_at_priority(lane) && api.cuStreamQuery(lane.stream) == CUDA_SUCCESS) return claim(lane);
   }
   if (lanes_.size() < kMostLanes) {
     SideLane lane;
-    if (make_lane(api, lane)) return claim(lanes_.emplace_back(lane));
+    if (make_lane(api, lane, priority)) return claim(lanes_.emplace_back(lane));
   }
   for (SideLane& lane : lanes_) {
-    if (!lane.taken) return claim(lane);
+    if (free_at_priority(lane)) return claim(lane);
   }
   return nullptr;
 }

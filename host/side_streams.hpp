@@ -18,6 +18,7 @@ struct SideLane {
   CUevent forked = nullptr;   // recorded on the caller's stream, waited for on this one
   CUevent joined = nullptr;   // recorded on this one, waited for on the caller's
   CUstream last_caller = nullptr;
+  int priority = 0;  // the stream's, which its callers' streams share
   bool taken = false;
 };
 
@@ -27,9 +28,10 @@ class SideStreams {
   // by other calls queues its work on its own stream instead.
   static constexpr std::size_t kMostLanes = 16;
 
-  // A lane no other call holds, for queueing beside `caller`: the one last
-  // used beside it, else one whose work is done, else a new one, else any
-  // free one. nullptr when every lane is taken or a new one cannot be made.
+  // A lane no other call holds, at the priority of `caller`, for queueing
+  // beside it: the one last used beside it, else one whose work is done,
+  // else a new one, else any free one. nullptr when every such lane is
+  // taken, or a new one or the caller's priority cannot be had.
   SideLane* take(const DriverApi& api, CUstream caller);
   void give_back(SideLane* lane);
   std::size_t lanes();

@@ -84,7 +84,7 @@ struct EventUse {
 };
 std::vector<EventUse> records, waits;
 
-CUresult stream_create(CUstream* stream, unsigned) {
+CUresult stream_create(CUstream* stream, unsigned, int) {
   *stream = reinterpret_cast<CUstream>(next_handle++);
   return CUDA_SUCCESS;
 }
@@ -93,6 +93,10 @@ CUresult event_create(CUevent* event, unsigned) {
   return CUDA_SUCCESS;
 }
 CUresult stream_query(CUstream) { return CUDA_SUCCESS; }
+CUresult stream_priority(CUstream, int* priority) {
+  *priority = 0;
+  return CUDA_SUCCESS;
+}
 CUresult is_capturing(CUstream, CUstreamCaptureStatus* status) {
   *status = capture_status;
   return CUDA_SUCCESS;
@@ -142,7 +146,8 @@ class GroupLaunchTest : public ::testing::Test {
     records.clear();
     waits.clear();
     capture_status = CU_STREAM_CAPTURE_STATUS_NONE;
-    api_.cuStreamCreate = stream_create;
+    api_.cuStreamCreateWithPriority = stream_create;
+    api_.cuStreamGetPriority = stream_priority;
     api_.cuEventCreate = event_create;
     api_.cuStreamQuery = stream_query;
     api_.cuStreamIsCapturing = is_capturing;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -25,6 +26,8 @@ const CUstream kOtherCaller = reinterpret_cast<CUstream>(uintptr_t{0x20});
 struct Script {
   uintptr_t next_handle = 0x1000;
   std::set<CUstream> streams, busy;
+  std::map<CUstream, int> priorities;  // every stream's; callers not in it are at 0
+  bool fail_priority_query = false;
   std::set<CUevent> events;
   int creations_to_fail = 0;   // cuStreamCreate calls that fail from now on
   bool fail_join_wait = false;  // cuStreamWaitEvent on a caller's stream fails
@@ -39,7 +42,7 @@ std::string name(const void* handle) {
   return std::to_string(h);
 }
 
-CUresult stream_create(CUstream* stream, unsigned flags) {
+CUresult stream_create(CUstream* stream, unsigned flags, int priority) {
   if (script.creations_to_fail > 0) {
     --script.creations_to_fail;
     return CUDA_ERROR_OUT_OF_MEMORY;
@@ -47,6 +50,13 @@ CUresult stream_create(CUstream* stream, unsigned flags) {
   EXPECT_EQ(flags, unsigned{CU_STREAM_NON_BLOCKING});
   *stream = reinterpret_cast<CUstream>(script.next_handle++);
   script.streams.insert(*stream);
+  script.priorities[*stream] = priority;
+  return CUDA_SUCCESS;
+}
+CUresult stream_priority(CUstream stream, int* priority) {
+  if (script.fail_priority_query) return CUDA_ERROR_INVALID_HANDLE;
+  const auto known = script.priorities.find(stream);
+  *priority = known != script.priorities.end() ? known->second : 0;
   return CUDA_SUCCESS;
 }
 CUresult stream_destroy(CUstream stream) { return script.streams.erase(stream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE; }
@@ -76,7 +86,8 @@ class SideStreamsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     script = Script{};
-    api_.cuStreamCreate = stream_create;
+    api_.cuStreamCreateWithPriority = stream_create;
+    api_.cuStreamGetPriority = stream_priority;
     api_.cuStreamDestroy = stream_destroy;
     api_.cuStreamQuery = stream_query;
     api_.cuStreamSynchronize = stream_synchronize;
@@ -147,6 +158,37 @@ TEST_F(SideStreamsTest, PastTheMostLanesABusyOneIsSharedAndThenThereIsNone) {
   EXPECT_EQ(lanes_.take(api_, kCaller), taken[3]) << "busy, but the only one free";
   EXPECT_EQ(lanes_.lanes(), SideStreams::kMostLanes);
   EXPECT_EQ(script.streams.size(), SideStreams::kMostLanes);
+}
+
+// A lane runs at its caller's priority, and serves callers of that priority
+// alone: high-priority work moved to a lane must not queue at a lower one.
+TEST_F(SideStreamsTest, ALaneRunsAtItsCallersPriorityAndServesThatPriorityAlone) {
+  const CUstream urgent = reinterpret_cast<CUstream>(uintptr_t{0x40});
+  script.priorities[urgent] = -3;
+  SideLane* urgent_lane = lanes_.take(api_, urgent);
+  ASSERT_NE(urgent_lane, nullptr);
+  EXPECT_EQ(script.priorities[urgent_lane->stream], -3);
+  lanes_.give_back(urgent_lane);
+
+  SideLane* plain_lane = lanes_.take(api_, kCaller);
+  ASSERT_NE(plain_lane, nullptr);
+  EXPECT_NE(plain_lane, urgent_lane) << "idle, but at another priority";
+  EXPECT_EQ(script.priorities[plain_lane->stream], 0);
+  lanes_.give_back(plain_lane);
+
+  const CUstream also_urgent = reinterpret_cast<CUstream>(uintptr_t{0x50});
+  script.priorities[also_urgent] = -3;
+  EXPECT_EQ(lanes_.take(api_, also_urgent), urgent_lane) << "idle, at its priority";
+  EXPECT_EQ(lanes_.lanes(), 2u);
+}
+
+// A caller whose stream's priority cannot be read gets no lane: its work
+// stays on its own stream rather than run at a guessed priority.
+TEST_F(SideStreamsTest, ACallerOfUnknownPriorityGetsNoLane) {
+  script.fail_priority_query = true;
+  EXPECT_EQ(lanes_.take(api_, kCaller), nullptr);
+  EXPECT_EQ(lanes_.lanes(), 0u);
+  EXPECT_TRUE(script.streams.empty());
 }
 
 // A lane that cannot be made is no lane, and nothing it took is kept.

@@ -199,10 +199,11 @@ void scatterptx_scatter_add_args_init(scatterptx_scatter_add_args* args);
  * (args.grouping says whether it may, and where its workspace comes from);
  * grouped sums of f16/bf16 rows accumulate in f32. Where it lets the
  * index's order choose between grouping and streaming (f32 sums), outside
- * a capture, part of its work runs on a stream of the library's own, forked
- * from and joined back to the caller's: work queued on the caller's stream
- * after the call still runs after all of it. Capturable in a CUDA graph
- * once the context is prepared. src_rows == 0 or cols == 0 is a no-op. */
+ * a capture, part of its work runs on a stream of the library's own, at the
+ * caller's stream's priority, forked from and joined back to the caller's:
+ * work queued on the caller's stream after the call still runs after all
+ * of it. Capturable in a CUDA graph once the context is prepared.
+ * src_rows == 0 or cols == 0 is a no-op. */
 SCATTERPTX_API
 scatterptx_status scatterptx_scatter_add(const scatterptx_scatter_add_args* args, CUstream stream);
 
