@@ -478,28 +478,44 @@ TEST(DefaultCall, FourStreamsFromTwoThreadsAtOnceOnSortedIndexes) {
   four_streams_from_two_threads(grouped_shape(SCATTERPTX_F32), /*sorted=*/true);
 }
 
+// A sorted index of f32 rows, 4 a target, on the device: the default
+// call's order check lets the streaming plan run, on a side stream.
+struct SortedShortRuns {
+  static ScatterShape shape_of_runs() {
+    ScatterShape s;
+    s.dtype = SCATTERPTX_F32;
+    s.cols = 128;
+    s.out_rows = 100000;
+    s.src_rows = 400000;
+    return s;
+  }
+  static HostScatter sorted(HostScatter host) {
+    std::sort(host.index.begin(), host.index.end());
+    return host;
+  }
+  std::string trace() const { return seed_trace(seed) + ", " + shape.describe(); }
+
+  const uint64_t seed = fresh_seed();
+  const ScatterShape shape = shape_of_runs();
+  const HostScatter host = sorted(make_random_scatter(shape, seed));
+  DeviceScatter device{shape, host};
+  const scatterptx_scatter_add_args args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+};
+
 // On a sorted f32 index the streaming plan runs on a side stream: work
 // queued next on the caller's stream (a copy of out) must see every row
 // added, with only the caller's stream waited for. The streaming plan
 // outlasts the gated-off grouped launches several times over here.
 TEST(DefaultCall, WorkQueuedNextOnTheCallersStreamSeesTheWholeSum) {
   SCATTERPTX_REQUIRE_GPU();
-  const uint64_t seed = fresh_seed();
-  ScatterShape s;
-  s.dtype = SCATTERPTX_F32;
-  s.cols = 128;
-  s.out_rows = 100000;
-  s.src_rows = 400000;  // 4 rows a target
-  SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
-  HostScatter host = make_random_scatter(s, seed);
-  std::sort(host.index.begin(), host.index.end());
+  const SortedShortRuns c;
+  SCOPED_TRACE(c.trace());
+  const std::string plan = describe_plan(c.args);
+  ASSERT_NE(plan.find("streams_when_sorted=1"), std::string::npos) << plan;
   TestAllocator allocator;
   RegisteredAllocator registered(allocator);
-  DeviceScatter device(s, host);
-  const scatterptx_scatter_add_args args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
-  const std::string plan = describe_plan(args);
-  ASSERT_NE(plan.find("streams_when_sorted=1"), std::string::npos) << plan;
-  const size_t out_bytes = static_cast<size_t>(s.out_rows) * static_cast<size_t>(args.out_row_stride) * 4;
+  const scatterptx_scatter_add_args& args = c.args;
+  const size_t out_bytes = static_cast<size_t>(c.shape.out_rows) * static_cast<size_t>(args.out_row_stride) * 4;
   DeviceBuffer snapshot(out_bytes);
   const CUdeviceptr out = static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(args.out));
   Stream stream;
@@ -512,7 +528,28 @@ TEST(DefaultCall, WorkQueuedNextOnTheCallersStreamSeesTheWholeSum) {
   scatterptx_testing::copy_to_host(&flag, allocator.held.back()->address(8), 4);
   EXPECT_EQ(flag, 0xFFFFFFFFu) << "the streaming plan did not run";
   DRIVER_CALL(cuMemcpyDtoD, out, snapshot.address(), out_bytes);  // what the copy saw, checked
-  expect_scatter_result(s, host, device, 1);
+  expect_scatter_result(c.shape, c.host, c.device, 1);
+}
+
+// Forked from a high-priority stream (the side stream then one of that
+// priority), a sorted call still adds every row.
+TEST(DefaultCall, ASortedCallFromAHighPriorityStreamAddsEveryRow) {
+  SCATTERPTX_REQUIRE_GPU();
+  const SortedShortRuns c;
+  SCOPED_TRACE(c.trace());
+  const std::string plan = describe_plan(c.args);
+  ASSERT_NE(plan.find("streams_when_sorted=1"), std::string::npos) << plan;
+  CUstream urgent = nullptr;
+  DRIVER_CALL(cuStreamCreateWithPriority, &urgent, CU_STREAM_NON_BLOCKING, -100);  // clamped to the greatest
+  for (int call = 0; call < 2; ++call) {
+    EXPECT_EQ(scatterptx_scatter_add(&c.args, urgent), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+  }
+  DRIVER_CALL(cuStreamSynchronize, urgent);
+  DRIVER_CALL(cuStreamDestroy, urgent);
+  expect_scatter_result(c.shape, c.host, c.device, 2);
+  int64_t position = 0;
+  ASSERT_EQ(scatterptx_take_index_error(&position), SCATTERPTX_SUCCESS);
+  EXPECT_EQ(position, -1);
 }
 
 }  // namespace
