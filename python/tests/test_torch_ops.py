@@ -676,6 +676,24 @@ print(sorted(first), spt.fallback_counts() == first)
         torch.testing.assert_close(got.double(), expected, rtol=1e-5, atol=1e-4)
         self.assert_no_fallback()
 
+    def test_a_sorted_call_on_a_high_priority_stream_is_ordered_on_it(self):
+        # A sorted f32 index of short runs streams on a side stream of the
+        # library's, forked from torch's current stream (here one of high
+        # priority) and joined back: work queued next on it sees the sum.
+        out, index, src = case("cuda", "float32", rows=400_000, out_rows=100_000, cols=128)
+        index = index.sort().values
+        expected = reference(out, index, src)
+        stream = torch.cuda.Stream(priority=-1)
+        torch.cuda.synchronize()
+        with torch.cuda.stream(stream):
+            torch.cuda._sleep(100_000_000)
+            late_src = src.clone()  # written only after the sleep: a fork that did not wait would read it early
+            got = spt.index_add(out, index, late_src)
+            seen_next = got.clone()
+        stream.synchronize()
+        torch.testing.assert_close(seen_next.double(), expected, rtol=1e-5, atol=1e-4)
+        self.assert_no_fallback()
+
     @unittest.skipUnless(len(GPUS) >= 2, "needs two sm_90+ GPUs")
     def test_a_tensor_runs_on_its_own_device_and_stream(self):
         out, index, src = case(f"cuda:{GPUS[0]}", "float32", rows=500, out_rows=50, cols=16)
