@@ -29,7 +29,7 @@ struct Script {
   std::map<CUstream, int> priorities;  // every stream's; callers not in it are at 0
   bool fail_priority_query = false;
   std::set<CUevent> events;
-  int creations_to_fail = 0;   // cuStreamCreate calls that fail from now on
+  int creations_to_fail = 0;   // stream creations that fail from now on
   bool fail_join_wait = false;  // cuStreamWaitEvent on a caller's stream fails
   std::vector<std::string> log;
   std::vector<CUstream> synchronised;
