@@ -773,8 +773,8 @@ class GpuPyg(unittest.TestCase):
                     rows, index, n = src.to(dtype), edge_index[1], x.shape[0]
                     got = scatter(rows, index, 0, dim_size=n, reduce=reduce)
                     with spt.disable():
-                        # The sum streams (rows under 256 bytes), rounding each add to the rows' dtype:
-                        # each target within its own rounding bound, which grows with its in-degree.
+                        # Each target within the streaming sum's rounding bound (each add rounded to the
+                        # rows' dtype; a grouped sum stays within it), which grows with its in-degree.
                         zeros = rows.new_zeros(n, rows.shape[1])
                         reference = float64_reference(zeros, index, rows, "sum")
                         bound = rounding_bound(zeros, index, rows, "sum")
