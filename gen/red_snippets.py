@@ -102,9 +102,12 @@ def _hinted(instruction, family):
 def _lane_access(dtype, vector_bytes):
     """(register type, registers per access, load, red) of one lane's access
     of vector_bytes, in the short-row loop's hinted forms (the load takes
-    %stream_policy, the red %out_policy)."""
+    %stream_policy, the red %out_policy). The load also asks L2 to fetch 256
+    bytes on a miss: a batch's rows are consecutive, so the bytes after a
+    lane's are the next lanes' or the next row's."""
     kind, count, load, red = _plain_lane_access(dtype, vector_bytes)
-    return kind, count, _hinted(load, "ld.global.nc"), _hinted(red, "red.global.add")
+    load = _hinted(load, "ld.global.nc").replace(".L2::cache_hint", ".L2::cache_hint.L2::256B", 1)
+    return kind, count, load, _hinted(red, "red.global.add")
 
 
 def _plain_lane_access(dtype, vector_bytes):
