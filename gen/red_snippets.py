@@ -90,13 +90,14 @@ def cta_bounds(vector_bytes):
     return bounds + "\n.minnctapersm 3" if vector_bytes == 16 else bounds
 
 
-def _hinted(instruction, family):
-    """instruction with .L2::cache_hint after its family (ld.global.nc or
-    red.global.add) and .noftz, where the ISA's grammar puts it: the
+def _hinted(instruction, family, prefetch_size=""):
+    """instruction with .L2::cache_hint (and a load's prefetch size, such as
+    .L2::256B, after it) following its family (ld.global.nc or
+    red.global.add) and .noftz, where the ISA's grammar puts them: the
     short-row loop passes an L2 eviction policy."""
     assert instruction.startswith(family), instruction
     head = family + ".noftz" if instruction.startswith(family + ".noftz") else family
-    return head + ".L2::cache_hint" + instruction[len(head):]
+    return head + ".L2::cache_hint" + prefetch_size + instruction[len(head):]
 
 
 def _lane_access(dtype, vector_bytes):
@@ -106,8 +107,7 @@ def _lane_access(dtype, vector_bytes):
     bytes on a miss: a batch's rows are consecutive, so the bytes after a
     lane's are the next lanes' or the next row's."""
     kind, count, load, red = _plain_lane_access(dtype, vector_bytes)
-    load = _hinted(load, "ld.global.nc").replace(".L2::cache_hint", ".L2::cache_hint.L2::256B", 1)
-    return kind, count, load, _hinted(red, "red.global.add")
+    return kind, count, _hinted(load, "ld.global.nc", ".L2::256B"), _hinted(red, "red.global.add")
 
 
 def _plain_lane_access(dtype, vector_bytes):
