@@ -288,14 +288,15 @@ TEST(GroupWorkspaceSize, SegmentedNeedsMoreThan16BytesPerSourceRow) {
   }
 }
 
-TEST(GroupWorkspaceSize, NearTheDocumentedEstimate) {
-  // about 16*M + 4*256*ceil(M/2048) + 4*ceil(M/256)*row_bytes + 1 KB, with
-  // row_bytes of the accumulator type rounded up to 16. "About": at least
-  // the 16*M of the keys, at most twice the estimate plus 64 KiB.
+TEST(GroupWorkspaceSize, WithinTheHeadersFormula) {
+  // At most 16*M + 4*256*ceil(M/2048) + 4*ceil(M/256)*row_bytes + 4 KB, with
+  // row_bytes of the accumulator type rounded up to 16; the 4 KB holds the
+  // digit totals, the error slot and each buffer's 256-byte alignment, so
+  // that the size falls short of the formula by less than that.
   const auto ceil_div = [](size_t a, size_t b) { return (a + b - 1) / b; };
   for (scatterptx_dtype dtype : {SCATTERPTX_F32, SCATTERPTX_F16, SCATTERPTX_BF16, SCATTERPTX_F64}) {
     for (int64_t cols : {1, 64, 1000}) {
-      for (int64_t rows : {1000, 100000, 1000000}) {
+      for (int64_t rows : {1000, 100000, 1000001}) {
         scatterptx_scatter_add_args args = valid_args();
         args.dtype = dtype;
         args.cols = cols;
@@ -305,13 +306,11 @@ TEST(GroupWorkspaceSize, NearTheDocumentedEstimate) {
         const size_t m = static_cast<size_t>(rows);
         const size_t accumulator = dtype == SCATTERPTX_F64 ? 8 : 4;
         const size_t row_bytes = ceil_div(static_cast<size_t>(cols) * accumulator, 16) * 16;
-        const size_t estimate =
-            16 * m + 4 * 256 * ceil_div(m, 2048) + 4 * ceil_div(m, 256) * row_bytes + 1024;
+        const size_t formula =
+            16 * m + 4 * 256 * ceil_div(m, 2048) + 4 * ceil_div(m, 256) * row_bytes + 4096;
         const size_t bytes = workspace_size(args, options_with(SCATTERPTX_MODE_SEGMENTED));
-        EXPECT_GE(bytes, 16 * m) << scatterptx_dtype_name(dtype) << " " << rows << "x" << cols;
-        EXPECT_LE(bytes, 2 * estimate + 65536)
-            << scatterptx_dtype_name(dtype) << " " << rows << "x" << cols << ", estimate "
-            << estimate;
+        EXPECT_LE(bytes, formula) << scatterptx_dtype_name(dtype) << " " << rows << "x" << cols;
+        EXPECT_GT(bytes, formula - 4096) << scatterptx_dtype_name(dtype) << " " << rows << "x" << cols;
       }
     }
   }

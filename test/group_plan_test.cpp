@@ -424,6 +424,9 @@ TEST(GroupPlan, TheSortCarriesTwoAndFourByteWeightsOfOneShotCalls) {
   EXPECT_EQ(w.bytes - plain.workspace.bytes, 2 * align_up(8 * rows.src_rows, kWorkspaceAlignment) -
                                                  2 * align_up(4 * rows.src_rows, kWorkspaceAlignment))
       << "the header's 8*M more";
+  EXPECT_LE(w.bytes, 24 * rows.src_rows + 4 * 256 * ((rows.src_rows + 2047) / 2048) +
+                         4 * ((rows.src_rows + 255) / 256) * 512 + 4096)
+      << "the header's formula for 512-byte f32 rows, plus 8*M";
   EXPECT_NE(carried.describe().find(" weights_in_sort=1"), std::string::npos) << carried.describe();
 
   const Problem bf16 = weighted(contiguous(SCATTERPTX_BF16, 300000, 250000, 128), SCATTERPTX_BF16);

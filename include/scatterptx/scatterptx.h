@@ -117,11 +117,11 @@ typedef struct scatterptx_schedule {
  * allocator (scatterptx_scatter_add_with_allocator()), else the one
  * registered with scatterptx_set_allocator(), else a stream-ordered pool of
  * the library's (cuMemAllocFromPoolAsync, capturable). Its size is
- * scatterptx_plan_workspace_size()'s for SEGMENTED, about
- * 16*M + 4*256*ceil(M/2048) + 4*ceil(M/256)*row_bytes + 1 KB (row_bytes of
- * f32 sums, f64 for f64, rounded up to 16), plus up to 8*M for weights of
- * 2 or 4 bytes, which the sort carries beside the positions: the call's
- * peak extra memory. */
+ * scatterptx_plan_workspace_size()'s for SEGMENTED, at most
+ * 16*M + 4*256*ceil(M/2048) + 4*ceil(M/256)*row_bytes + 4 KB (row_bytes of
+ * f32 sums, f64 for f64, rounded up to 16), plus 8*M for weights of 2 or 4
+ * bytes, which the sort carries beside the positions: the call's peak extra
+ * memory. */
 typedef enum scatterptx_grouping {
   /* Group where it wins; if no workspace can be had, take the streaming
    * paths instead (nothing is written before that choice). */
