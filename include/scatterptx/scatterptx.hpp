@@ -91,6 +91,62 @@ inline scatterptx_scatter_add_args with_weights(scatterptx_scatter_add_args args
   return args;
 }
 
+// args with grouping set: whether the default call may group its rows by
+// target, and whether a workspace it cannot have is an error
+// (scatterptx_grouping in scatterptx.h).
+inline scatterptx_scatter_add_args with_grouping(scatterptx_scatter_add_args args,
+                                                 scatterptx_grouping grouping) {
+  args.grouping = grouping;
+  return args;
+}
+
+// The default call on args as the builders above leave them: the sum, reduce,
+// weights and grouping they carry.
+inline void scatter_add(const scatterptx_scatter_add_args& args, CUstream stream) {
+  throw_on_error(scatterptx_scatter_add(&args, stream));
+}
+
+// The plan scatter_add would run for args on the current device, without
+// launching: "path=..." where it streams, "mode=..." where it groups.
+inline std::string describe_plan(const scatterptx_scatter_add_args& args) {
+  char buffer[1024] = {};
+  throw_on_error(scatterptx_describe_plan(&args, buffer, sizeof buffer));
+  return buffer;
+}
+
+// A scatterptx_allocator that calls source.allocate(bytes, stream) and
+// source.release(pointer, bytes, stream) (scatterptx.h says what each must
+// do). Both must be noexcept, since the library calls them through the C
+// ABI; source must outlive every call that uses the allocator.
+template <typename Source>
+scatterptx_allocator allocator_for(Source& source) {
+  static_assert(noexcept(source.allocate(size_t{}, CUstream{})), "allocate must be noexcept");
+  static_assert(noexcept(source.release(static_cast<void*>(nullptr), size_t{}, CUstream{})),
+                "release must be noexcept");
+  scatterptx_allocator allocator;
+  allocator.allocate = [](size_t bytes, CUstream stream, void* user_data) -> void* {
+    return static_cast<Source*>(user_data)->allocate(bytes, stream);
+  };
+  allocator.release = [](void* pointer, size_t bytes, CUstream stream, void* user_data) {
+    static_cast<Source*>(user_data)->release(pointer, bytes, stream);
+  };
+  allocator.user_data = &source;
+  return allocator;
+}
+
+// Registers allocator (copied) for every call that brings none of its own;
+// nullptr returns to the library's stream-ordered pool.
+inline void set_allocator(const scatterptx_allocator* allocator) {
+  throw_on_error(scatterptx_set_allocator(allocator));
+}
+
+// scatter_add(args, stream) with its grouping workspace from allocator in
+// place of the registered one.
+inline void scatter_add_with_allocator(const scatterptx_scatter_add_args& args,
+                                       const scatterptx_allocator& allocator, CUstream stream) {
+  throw_on_error(scatterptx_scatter_add_with_allocator(&args, &allocator, stream));
+}
+
 // out.scatter_reduce_(0, index.unsqueeze(-1).expand(-1, cols), src, reduce,
 // include_self); index holds src.rows entries.
 inline void scatter_reduce(Matrix<void*> out, Matrix<const void*> src, scatterptx_dtype dtype, const void* index,
