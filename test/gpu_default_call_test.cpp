@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -121,6 +122,29 @@ class DefaultCallTest : public ::testing::TestWithParam<scatterptx_dtype> {
 TEST_P(DefaultCallTest, GroupsLongRowsIntoAnOutBeyondL2) {
   const std::string plan = run_default_call(grouped_shape(GetParam()), fresh_seed());
   EXPECT_EQ(plan.rfind("mode=segmented", 0), 0u) << plan;
+}
+
+TEST_P(DefaultCallTest, SumsOnChipWhereItGroupsEvenOntoAHotTarget) {
+  // Half of the rows onto target 0, all of them positive: added in f16 or
+  // bf16 one at a time they would stall far below the sum, which the
+  // on-chip bound catches (reference_test.cpp shows it does).
+  const uint64_t seed = fresh_seed();
+  const ScatterShape s = grouped_shape(GetParam());
+  SCOPED_TRACE(seed_trace(seed) + ", " + s.describe());
+  HostScatter host = make_random_scatter(s, seed);
+  for (int64_t i = 0; i < s.src_rows; i += 2) host.index[static_cast<size_t>(i)] = 0;
+  const size_t element = element_bytes(s.dtype);
+  for (int64_t r = 0; r < s.src_rows; ++r) {
+    for (int64_t c = 0; c < s.cols; ++c) {
+      store_element(s.dtype, host.src.row(r) + static_cast<size_t>(c) * element, std::fabs(host.src.at(r, c)));
+    }
+  }
+  DeviceScatter device(s, host);
+  const scatterptx_scatter_add_args args = device.args(SCATTERPTX_PATH_AUTO, SCATTERPTX_INDEX_RECORD);
+  const std::string plan = describe_plan(args);
+  EXPECT_EQ(plan.rfind("mode=segmented", 0), 0u) << plan;
+  ASSERT_EQ(scatterptx_scatter_add(&args, nullptr), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+  expect_scatter_result(s, host, device, 1, Comparison::kOnChipSums);
 }
 
 TEST_P(DefaultCallTest, ReportsABadIndexWhenItGroups) {
@@ -372,7 +396,8 @@ INSTANTIATE_TEST_SUITE_P(Sm90, DefaultCallOrderTest,
                            return std::string(dtype_name(info.param));
                          });
 
-INSTANTIATE_TEST_SUITE_P(Sm90, DefaultCallTest, ::testing::Values(SCATTERPTX_F32, SCATTERPTX_BF16),
+INSTANTIATE_TEST_SUITE_P(Sm90, DefaultCallTest,
+                         ::testing::Values(SCATTERPTX_F32, SCATTERPTX_BF16, SCATTERPTX_F16),
                          [](const ::testing::TestParamInfo<scatterptx_dtype>& info) {
                            return std::string(dtype_name(info.param));
                          });

@@ -297,9 +297,13 @@ CheckReport walk_rows(const HostMatrix& out0, const HostMatrix& got, const RowsB
 
 }  // namespace
 
-CheckReport check_scatter_add(const HostMatrix& out0, const HostMatrix& src,
-                              const std::vector<int64_t>& index, const HostMatrix& got,
-                              int repeats) {
+namespace {
+
+// check_scatter_add's walk with the bound of one element as bound_of(dtype,
+// additions, magnitude).
+template <typename BoundOf>
+CheckReport check_sums_within(const HostMatrix& out0, const HostMatrix& src, const std::vector<int64_t>& index,
+                              const HostMatrix& got, int repeats, BoundOf bound_of) {
   if (!shapes_agree(out0, src, index, got)) return shapes_disagree("out0, src, index and got");
   const RowsByTarget groups = group_by_target(index, out0.rows);
   const scatterptx_dtype dtype = out0.dtype;
@@ -326,7 +330,7 @@ CheckReport check_scatter_add(const HostMatrix& out0, const HostMatrix& src,
       for (int64_t c = 0; c < out0.cols; ++c) {
         const double reference = sum[static_cast<size_t>(c)];
         const double value = load_element(dtype, after + static_cast<size_t>(c) * element);
-        const double bound = scatterptx_testing::rounding_error_bound(dtype, adds, magnitude[static_cast<size_t>(c)]);
+        const double bound = bound_of(dtype, adds, magnitude[static_cast<size_t>(c)]);
         const double error = std::fabs(value - reference);
         if (!(error <= bound)) {  // written so that NaN fails
           std::ostringstream text;
@@ -340,6 +344,19 @@ CheckReport check_scatter_add(const HostMatrix& out0, const HostMatrix& src,
       }
     };
   });
+}
+
+}  // namespace
+
+CheckReport check_scatter_add(const HostMatrix& out0, const HostMatrix& src,
+                              const std::vector<int64_t>& index, const HostMatrix& got,
+                              int repeats) {
+  return check_sums_within(out0, src, index, got, repeats, scatterptx_testing::rounding_error_bound);
+}
+
+CheckReport check_on_chip_sums(const HostMatrix& out0, const HostMatrix& src, const std::vector<int64_t>& index,
+                               const HostMatrix& got) {
+  return check_sums_within(out0, src, index, got, 1, scatterptx_testing::on_chip_sum_error_bound);
 }
 
 int64_t most_exact_rows_per_target(scatterptx_dtype dtype, int repeats) {

@@ -106,6 +106,12 @@ CheckReport check_scatter_add(const HostMatrix& out0, const HostMatrix& src,
                               const std::vector<int64_t>& index, const HostMatrix& got,
                               int repeats = 1);
 
+// check_scatter_add with on_chip_sum_error_bound (testing/error_bound.hpp):
+// for a call that sums each target's rows on chip (grouped execution)
+// before it rounds to the dtype.
+CheckReport check_on_chip_sums(const HostMatrix& out0, const HostMatrix& src, const std::vector<int64_t>& index,
+                               const HostMatrix& got);
+
 // Exact sums. Values k/8, k a non-zero integer in [-K, K]: any partial sum
 // of n of them, in any order, is a multiple of 1/8 no larger than n K / 8,
 // which a dtype of p significand bits holds exactly while n K <= 2^p (p: 8

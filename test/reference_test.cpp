@@ -296,6 +296,44 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, ExactSumsTest,
                            return std::string(dtype_name(info.param));
                          });
 
+// 20000 positive rows onto one target: summed in f16 or bf16 one add at a
+// time the sum stalls far below the float64 one (an add under half the
+// running sum's spacing is lost), which the per-add bound still accepts and
+// the on-chip bound does not; summed in f32 and rounded once, both accept it.
+TEST(ReferenceCheck, OnChipSumsTellAnF32SumFromEveryAddRounded) {
+  for (scatterptx_dtype dtype : {SCATTERPTX_BF16, SCATTERPTX_F16}) {
+    const uint64_t seed = fresh_seed();
+    SCOPED_TRACE(std::string(dtype_name(dtype)) + ", " + seed_trace(seed));
+    constexpr int64_t kRows = 20000, kCols = 4;
+    const HostMatrix out0 = random_matrix(dtype, 1, kCols, kCols, 0, derive_seed(seed, 0));
+    HostMatrix src = random_matrix(dtype, kRows, kCols, kCols, 0, derive_seed(seed, 1));
+    for (int64_t r = 0; r < kRows; ++r) {
+      for (int64_t c = 0; c < kCols; ++c) {
+        store_element(dtype, src.row(r) + static_cast<size_t>(c) * element_bytes(dtype), std::fabs(src.at(r, c)));
+      }
+    }
+    const std::vector<int64_t> index(kRows, 0);
+    HostMatrix every_add_rounded = out0;
+    HostMatrix summed_in_f32 = out0;
+    for (int64_t c = 0; c < kCols; ++c) {
+      unsigned char* rounded = every_add_rounded.row(0) + static_cast<size_t>(c) * element_bytes(dtype);
+      float sum = static_cast<float>(out0.at(0, c));
+      for (int64_t r = 0; r < kRows; ++r) {
+        store_element(dtype, rounded, load_element(dtype, rounded) + src.at(r, c));
+        sum += static_cast<float>(src.at(r, c));
+      }
+      store_element(dtype, summed_in_f32.row(0) + static_cast<size_t>(c) * element_bytes(dtype), sum);
+    }
+    EXPECT_TRUE(check_scatter_add(out0, src, index, every_add_rounded).ok) << "the per-add bound allows the stall";
+    const CheckReport stalled = check_on_chip_sums(out0, src, index, every_add_rounded);
+    EXPECT_FALSE(stalled.ok);
+    EXPECT_EQ(stalled.bad_elements, kCols) << stalled.summary();
+    const CheckReport on_chip = check_on_chip_sums(out0, src, index, summed_in_f32);
+    EXPECT_TRUE(on_chip.ok) << on_chip.summary();
+    EXPECT_TRUE(check_scatter_add(out0, src, index, summed_in_f32).ok);
+  }
+}
+
 TEST(ReferenceCheck, ExactSumsRefuseMoreRowsThanTheDtypeSumsExactly) {
   // 256 rows of +-1/8 and out0's value: up to 257/8, past bf16's 2^8/8.
   HostMatrix out0(SCATTERPTX_BF16, 1, 4, 4, kOutPaddingByte);

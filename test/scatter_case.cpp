@@ -48,7 +48,11 @@ bool make_sums_exact(HostScatter& host, uint64_t seed, int repeats) {
 }
 
 const char* comparison_name(Comparison comparison) {
-  return comparison == Comparison::kExact ? "exact sums" : "within the rounding bound";
+  switch (comparison) {
+    case Comparison::kExact: return "exact sums";
+    case Comparison::kOnChipSums: return "within the bound of on-chip sums";
+    default: return "within the rounding bound";
+  }
 }
 
 DeviceScatter::DeviceScatter(const ScatterShape& shape, const HostScatter& host)
@@ -249,9 +253,11 @@ void check_short_row_batches(const std::string& plan, int64_t src_rows) {
 void expect_scatter_result(const ScatterShape& shape, const HostScatter& host, const DeviceScatter& device,
                            int repeats, Comparison comparison) {
   const HostMatrix got = device.download_out();
-  const CheckReport report = comparison == Comparison::kExact
-                                 ? check_exact_sums(host.out0, host.src, host.index, got, repeats)
-                                 : check_scatter_add(host.out0, host.src, host.index, got, repeats);
+  if (comparison == Comparison::kOnChipSums) ASSERT_EQ(repeats, 1) << "on-chip sums are checked for one call";
+  const CheckReport report =
+      comparison == Comparison::kExact        ? check_exact_sums(host.out0, host.src, host.index, got, repeats)
+      : comparison == Comparison::kOnChipSums ? check_on_chip_sums(host.out0, host.src, host.index, got)
+                                              : check_scatter_add(host.out0, host.src, host.index, got, repeats);
   EXPECT_TRUE(report.ok) << shape.describe() << ", " << comparison_name(comparison) << ": " << report.summary();
   EXPECT_EQ(device.guard_damage(), "") << shape.describe();
 }

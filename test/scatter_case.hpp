@@ -49,9 +49,10 @@ HostScatter make_random_scatter(const ScatterShape& shape, uint64_t seed);
 bool make_sums_exact(HostScatter& host, uint64_t seed, int repeats = 1);
 
 // How a result is held to the float64 reference: within the rounding bound
-// (check_scatter_add), or bit for bit (check_exact_sums; inputs from
-// make_sums_exact).
-enum class Comparison { kWithinBound, kExact };
+// (check_scatter_add), bit for bit (check_exact_sums; inputs from
+// make_sums_exact), or within the bound of sums made on chip
+// (check_on_chip_sums; repeats must be 1).
+enum class Comparison { kWithinBound, kExact, kOnChipSums };
 const char* comparison_name(Comparison comparison);
 
 // Rows of sentinel bytes allocated before and after out: a write outside

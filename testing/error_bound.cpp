@@ -13,6 +13,12 @@ double rounding_error_bound(scatterptx_dtype dtype, double additions, double mag
          ((unit_roundoff(dtype) + reference_unit_roundoff()) * magnitude + smallest_normal(dtype));
 }
 
+double on_chip_sum_error_bound(scatterptx_dtype dtype, double additions, double magnitude) {
+  const scatterptx_dtype accumulator = dtype == SCATTERPTX_F64 ? SCATTERPTX_F64 : SCATTERPTX_F32;
+  return 2 * ((unit_roundoff(dtype) + reference_unit_roundoff()) * magnitude + smallest_normal(dtype)) +
+         rounding_error_bound(accumulator, additions, magnitude);
+}
+
 std::string rounding_error_bound_text() {
   return "|got - ref| <= (count + 1) ((u + u_f64) (|out0| + sum |src|) + smallest_normal)";
 }

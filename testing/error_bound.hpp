@@ -18,6 +18,14 @@ namespace scatterptx_testing {
 // flush-to-zero per addition.
 double rounding_error_bound(scatterptx_dtype dtype, double additions, double magnitude);
 
+// The same for sums accumulated on chip (f32 for f32, f16 and bf16, f64 for
+// f64) and rounded to dtype at most twice (the sum, then out0 plus the sum):
+//   2 (u + u_f64) magnitude + rounding_error_bound(accumulator, additions, magnitude)
+//     + 2 smallest_normal
+// Far tighter than the per-add bound for f16 and bf16 at high fan-in, so it
+// tells a call that sums on chip from one that rounds every add.
+double on_chip_sum_error_bound(scatterptx_dtype dtype, double additions, double magnitude);
+
 // u_f64 = 2^-53: the float64 reference's own rounding.
 double reference_unit_roundoff();
 
