@@ -121,14 +121,7 @@ TEST(CppDefaultCall, InvalidArgumentsThrowBeforeTheDriver) {
 // ---- On a GPU: the default call through the C++ layer ----
 
 // 512-byte f32 rows into a 20 MB out: where the default call groups.
-ScatterShape grouped_f32_shape() {
-  ScatterShape s;
-  s.dtype = SCATTERPTX_F32;
-  s.cols = 128;
-  s.out_rows = 40000;
-  s.src_rows = 100000;
-  return s;
-}
+ScatterShape grouped_f32_shape() { return contiguous_shape(SCATTERPTX_F32, 40000, 100000, 128); }
 
 // Device memory from cuMemAlloc, 0xA5-filled (a workspace must not count on
 // zeroes); freed when the test ends, after it has synchronised.
