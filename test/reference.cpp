@@ -295,10 +295,6 @@ CheckReport walk_rows(const HostMatrix& out0, const HostMatrix& got, const RowsB
   return report;
 }
 
-}  // namespace
-
-namespace {
-
 // check_scatter_add's walk with the bound of one element as bound_of(dtype,
 // additions, magnitude).
 template <typename BoundOf>
