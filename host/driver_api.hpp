@@ -59,6 +59,8 @@ namespace scatterptx::detail {
   X(cuMemPoolCreate)                      \
   X(cuMemPoolDestroy)                     \
   X(cuMemPoolSetAttribute)                \
+  X(cuMemPoolGetAttribute)                \
+  X(cuMemPoolTrimTo)                      \
   X(cuMemAllocFromPoolAsync)              \
   X(cuMemFreeAsync)                       \
   X(cuMemcpyHtoD)                         \

@@ -172,6 +172,7 @@ TEST_F(CppDefaultCallOnGpu, GroupsWithTheCallsOwnAllocator) {
   EXPECT_EQ(source.allocations, 1);
   EXPECT_EQ(source.releases, 1);
   EXPECT_NE(plan.find("workspace_bytes=" + std::to_string(source.last_bytes)), std::string::npos) << plan;
+  EXPECT_NO_THROW(scatterptx::trim_workspace_pool());
 }
 
 TEST_F(CppDefaultCallOnGpu, GroupsWithTheRegisteredAllocatorAndStreamsWithGroupingOff) {

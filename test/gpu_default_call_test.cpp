@@ -2,7 +2,8 @@
 // its choice: grouped where grouping wins, privatised for few targets,
 // streaming elsewhere; and where its workspace comes from: the call's own or
 // a registered allocator (used, failing, misaligned), the library's pool under graph
-// capture, none at all (grouping off), and several streams and threads.
+// capture, none at all (grouping off), several streams and threads, and the
+// pool trimmed.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "context_state.hpp"
 #include "gpu_harness.hpp"
 #include "reference.hpp"
 #include "scatter_case.hpp"
@@ -111,6 +113,14 @@ uint64_t graph_memory_reserved() {
   DRIVER_CALL(cuCtxGetDevice, &device);
   cuuint64_t bytes = 0;
   DRIVER_CALL(cuDeviceGetGraphMemAttribute, device, CU_GRAPH_MEM_ATTR_RESERVED_MEM_CURRENT, &bytes);
+  return bytes;
+}
+
+// Bytes the current context's workspace pool holds of the device's memory.
+uint64_t workspace_pool_reserved() {
+  const scatterptx::detail::ContextState& state = scatterptx::detail::current_context_state(driver());
+  cuuint64_t bytes = 0;
+  DRIVER_CALL(cuMemPoolGetAttribute, state.workspace_pool, CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT, &bytes);
   return bytes;
 }
 
@@ -491,6 +501,21 @@ void four_streams_from_two_threads(const ScatterShape& s, bool sorted) {
     EXPECT_EQ(statuses[k], SCATTERPTX_SUCCESS) << scatterptx_status_name(statuses[k]);
     expect_scatter_result(s, hosts[k], *devices[k], kCallsPerStream);
   }
+}
+
+TEST(DefaultCall, TrimmingThePoolHandsItsMemoryBackAndLaterCallsRefillIt) {
+  SCATTERPTX_REQUIRE_GPU();
+  synchronize_gpu();  // no workspace of an earlier test is still in use
+  ASSERT_EQ(scatterptx_trim_workspace_pool(), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+  EXPECT_EQ(workspace_pool_reserved(), 0u);
+  const std::string plan = run_default_call(grouped_shape(SCATTERPTX_F32), fresh_seed());  // synchronises
+  ASSERT_EQ(plan.rfind("mode=segmented", 0), 0u) << plan;
+  const auto workspace_bytes = static_cast<uint64_t>(plan_number(plan, "workspace_bytes"));
+  EXPECT_GE(workspace_pool_reserved(), workspace_bytes) << "the pool keeps the workspace for the next call";
+  ASSERT_EQ(scatterptx_trim_workspace_pool(), SCATTERPTX_SUCCESS) << scatterptx_last_error_message();
+  EXPECT_EQ(workspace_pool_reserved(), 0u);
+  (void)run_default_call(grouped_shape(SCATTERPTX_F32), fresh_seed());
+  EXPECT_GE(workspace_pool_reserved(), workspace_bytes);
 }
 
 TEST(DefaultCall, FourStreamsFromTwoThreadsAtOnce) {

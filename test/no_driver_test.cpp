@@ -48,6 +48,8 @@ TEST_F(NoDriverTest, ScatterAdd) {
 
 TEST_F(NoDriverTest, Prepare) { expect_no_driver(scatterptx_prepare()); }
 
+TEST_F(NoDriverTest, TrimWorkspacePool) { expect_no_driver(scatterptx_trim_workspace_pool()); }
+
 TEST_F(NoDriverTest, TakeIndexError) {
   int64_t position = 12345;
   expect_no_driver(scatterptx_take_index_error(&position));

@@ -369,6 +369,16 @@ typedef struct scatterptx_allocator {
 SCATTERPTX_API
 scatterptx_status scatterptx_set_allocator(const scatterptx_allocator* allocator);
 
+/* Hands back to the device the memory the current context's workspace pool
+ * keeps for reuse, as torch.cuda.empty_cache() does for torch's allocator.
+ * The pool keeps what the default call's grouping workspaces took, so that
+ * calls in a loop reuse it: at most the largest set of workspaces in use at
+ * once. Workspaces of work not yet finished stay; a later call refills the
+ * pool as it needs. Does not synchronise; not while the current context has
+ * a stream being captured. */
+SCATTERPTX_API
+scatterptx_status scatterptx_trim_workspace_pool(void);
+
 /* scatterptx_scatter_add, with its grouping workspace from allocator in place
  * of the registered one: an allocator that serves its own caller's calls and
  * nobody else's (the Python package passes torch's caching allocator so).

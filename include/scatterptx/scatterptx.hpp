@@ -140,6 +140,10 @@ inline void set_allocator(const scatterptx_allocator* allocator) {
   throw_on_error(scatterptx_set_allocator(allocator));
 }
 
+// Hands the workspace pool's unused memory back to the device
+// (scatterptx_trim_workspace_pool).
+inline void trim_workspace_pool() { throw_on_error(scatterptx_trim_workspace_pool()); }
+
 // scatter_add(args, stream) with its grouping workspace from allocator in
 // place of the registered one.
 inline void scatter_add_with_allocator(const scatterptx_scatter_add_args& args,

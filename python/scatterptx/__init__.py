@@ -15,7 +15,7 @@ libscatterptx.so inside this package (pip install), else the checkout's
 ``build/`` (source-tree use), else the system loader's.
 """
 
-from ._binding import ScatterPtxError, library, prepare, take_index_error
+from ._binding import ScatterPtxError, library, prepare, take_index_error, trim_workspace_pool
 from ._dispatch import scatter_add_, scatter_add_pointers
 from ._grouped import Plan, grouped_workspace_size, scatter_add_grouped
 from ._version import __version__
@@ -31,4 +31,5 @@ __all__ = [
     "scatter_add_grouped",
     "scatter_add_pointers",
     "take_index_error",
+    "trim_workspace_pool",
 ]

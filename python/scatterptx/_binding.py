@@ -113,6 +113,8 @@ def _load():
     lib.scatterptx_take_index_error.restype = ctypes.c_int
     lib.scatterptx_last_error_message.argtypes = []
     lib.scatterptx_last_error_message.restype = ctypes.c_char_p
+    lib.scatterptx_trim_workspace_pool.argtypes = []
+    lib.scatterptx_trim_workspace_pool.restype = ctypes.c_int
     lib.scatterptx_set_allocator.argtypes = [ctypes.c_void_p]
     lib.scatterptx_set_allocator.restype = ctypes.c_int
     lib.scatterptx_scatter_add_with_allocator.argtypes = [ctypes.POINTER(Args), ctypes.c_void_p, ctypes.c_void_p]
@@ -165,6 +167,14 @@ def prepare():
     library on torch's current device inside a capture too."""
     check(library().scatterptx_prepare())
     note_torch_device_ready(None)
+
+
+def trim_workspace_pool():
+    """Gives back to the device the memory the library's own workspace pool
+    keeps for reuse in the current CUDA context. Calls on raw pointers take
+    their grouping workspaces from that pool; calls on torch tensors take them
+    from torch's cache, which torch.cuda.empty_cache() trims."""
+    check(library().scatterptx_trim_workspace_pool())
 
 
 def note_torch_device_ready(device_index):

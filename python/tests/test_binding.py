@@ -107,6 +107,18 @@ class HostOnly(unittest.TestCase):
         self.assertEqual(library.scatterptx_scatter_add(ctypes.byref(args), None), 1)  # INVALID_ARGUMENT
         self.assertIn(b"out_row_stride = 2", library.scatterptx_last_error_message())
 
+    def test_trim_workspace_pool_calls_the_library_and_raises_its_error(self):
+        library = scatterptx.library()
+        with mock.patch.object(library, "scatterptx_trim_workspace_pool", return_value=0) as trim:
+            scatterptx.trim_workspace_pool()
+            trim.assert_called_once_with()
+        with mock.patch.object(library, "scatterptx_trim_workspace_pool", return_value=2), \
+                mock.patch.object(library, "scatterptx_last_error_message", return_value=b"no libcuda"):
+            with self.assertRaises(scatterptx.ScatterPtxError) as caught:
+                scatterptx.trim_workspace_pool()
+        self.assertEqual(caught.exception.status, "SCATTERPTX_ERROR_NO_DRIVER")
+        self.assertIn("no libcuda", str(caught.exception))
+
     def test_the_ctypes_structs_are_as_large_as_the_librarys(self):
         # The init functions write the whole C struct: one field the ctypes
         # struct lacks would overwrite the memory after it.
@@ -484,6 +496,20 @@ class AgainstTorch(unittest.TestCase):
         scatterptx.scatter_add_(streamed, index, src, grouping="off")
         torch.cuda.synchronize()
         assert_within_rounding(self, streamed, out0, index, src, "grouping off")
+
+    def test_default_call_reuses_its_workspace_from_torchs_cache(self):
+        torch = gpu_torch()
+        wide, out, src, index = make_case(torch, torch.float32, torch.int64, 200000, 40000, 128, hot=0.5)
+        torch.cuda.synchronize()
+        allocated = torch.cuda.memory_allocated()
+        scatterptx.scatter_add_(out, index, src)
+        torch.cuda.synchronize()
+        reserved = torch.cuda.memory_reserved()
+        for _ in range(3):
+            scatterptx.scatter_add_(out, index, src)
+            self.assertEqual(torch.cuda.memory_allocated(), allocated, "the workspace was not given back")
+            torch.cuda.synchronize()
+            self.assertEqual(torch.cuda.memory_reserved(), reserved, "the cached workspace was not reused")
 
     def test_calls_on_raw_pointers_take_no_workspace_from_torch(self):
         # torch's pool serves the calls on torch tensors alone: memory it may
