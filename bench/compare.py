@@ -143,6 +143,8 @@ def gpu_slug(name):
 
 
 def run_system(torch, timer, system, inputs, ref, tol):
+    from compare_systems import Unsupported
+
     s = inputs.scenario
     reason = system.unsupported(s)
     if reason:
@@ -175,6 +177,8 @@ def run_system(torch, timer, system, inputs, ref, tol):
         record["timing"] = timing
         record["median_ms"] = compare_report.median_ms({"status": "ok", "timing": timing})
         record["status"] = "ok"
+    except Unsupported as e:
+        record.update(status="unsupported", reason=str(e))
     except Exception as e:  # noqa: BLE001 - recorded per system
         record.update(status="error", error=f"{type(e).__name__}: {e}".strip()[:2000],
                       traceback=traceback.format_exc())

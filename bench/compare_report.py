@@ -4,8 +4,12 @@ bar chart. Needs only the standard library (and matplotlib for the PNG)."""
 import json
 import statistics
 
-OURS_KEYS = ("scatterptx", "scatterptx_streaming", "scatterptx_segmented", "scatterptx_plan",
+OURS_KEYS = ("scatterptx", "scatterptx_streaming", "scatterptx_path_tma", "scatterptx_path_red",
+             "scatterptx_path_private", "scatterptx_segmented", "scatterptx_plan",
              "scatterptx_deterministic", "scatterptx_grouped_auto")
+# What the default call is held against: every call of ours that takes the
+# same inputs and nothing prepared beforehand (a plan's execute has grouped already).
+CALL_KEYS = tuple(k for k in OURS_KEYS if k not in ("scatterptx", "scatterptx_plan"))
 TORCH_KEYS = ("scatter_add", "index_add", "compiled_scatter_add", "compiled_index_add")
 DETERMINISTIC_KEYS = ("scatterptx_torch_deterministic", "torch_deterministic_index_add",
                       "torch_deterministic_scatter_add")
@@ -13,6 +17,10 @@ KEYS = OURS_KEYS + TORCH_KEYS + ("segment_reduce", "seed") + DETERMINISTIC_KEYS
 HEADERS = {
     "scatterptx": "libscatterptx default call",
     "scatterptx_streaming": "libscatterptx streaming",
+    "scatterptx_path_tma": "libscatterptx TMA path",
+    "scatterptx_path_red": "libscatterptx RED path",
+    "scatterptx_path_private": "libscatterptx private path",
+    "default_over_fastest": "default call / fastest other call of ours",
     "scatterptx_segmented": "libscatterptx segmented",
     "scatterptx_plan": "libscatterptx plan execute",
     "scatterptx_deterministic": "libscatterptx deterministic",
@@ -47,6 +55,20 @@ def best_torch(result):
         if ms is not None and (best is None or ms < best[1]):
             best = (key, ms)
     return best
+
+
+def fastest_call(result):
+    """(key, median ms) of the fastest correct call of ours other than the default one, else None."""
+    timed = [(key, median_ms(result["systems"].get(key))) for key in CALL_KEYS]
+    timed = [(key, ms) for key, ms in timed if ms is not None]
+    return min(timed, key=lambda kv: kv[1]) if timed else None
+
+
+def default_over_fastest_cell(result):
+    ours, fastest = median_ms(result["systems"].get("scatterptx")), fastest_call(result)
+    if ours is None or fastest is None:
+        return ""
+    return f"{ours / fastest[1]:.3f} ({HEADERS[fastest[0]].removeprefix('libscatterptx ')})"
 
 
 def fmt_ms(ms):
@@ -162,7 +184,8 @@ def markdown(meta, results):
         "- segment_reduce: index sorted, src reordered and lengths counted once outside the "
         "timing; timed: segment_reduce + out[targets] += sums",
         "- libscatterptx default call: scatter_add_ (grouping where it wins, its workspace from torch's "
-        "caching allocator); streaming: scatter_add_ with grouping off; segmented and deterministic: "
+        "caching allocator); streaming: scatter_add_ with grouping off; TMA, RED and private path: "
+        "the same with that path forced; segmented and deterministic: "
         "scatter_add_grouped (grouping and sums in one call) into a workspace allocated outside the "
         "timing; plan execute: a segmented Plan built outside the timing, executed; plan build: that "
         "Plan's creation (grouping the index, synchronising), median of 5 after a warm-up, into a "
@@ -178,7 +201,9 @@ def markdown(meta, results):
     torch_keys = [k for k in keys if k in TORCH_KEYS]
     tail_keys = [k for k in keys if k not in OURS_KEYS + TORCH_KEYS]
     with_build = "scatterptx_plan" in ours_keys
+    with_gap = "scatterptx" in ours_keys and any(k in CALL_KEYS for k in ours_keys)
     header += [HEADERS[k] for k in ours_keys] + ([HEADERS["plan_build"]] if with_build else [])
+    header += [HEADERS["default_over_fastest"]] if with_gap else []
     header += [HEADERS[k] for k in torch_keys] + [HEADERS["best_torch"]] + [HEADERS[k] for k in tail_keys]
     rows = []
     for r in results:
@@ -189,6 +214,7 @@ def markdown(meta, results):
         row = _row_head(r) + [fmt_ms(r.get("copy_ms")), fmt_ms(_floor_ms(r, "ideal")),
                               fmt_ms(_floor_ms(r, "no_reuse"))]
         row += [time_cell(r, k, ours) for k in ours_keys] + ([plan_build_cell(r)] if with_build else [])
+        row += [default_over_fastest_cell(r)] if with_gap else []
         row += [time_cell(r, k, ours) for k in torch_keys]
         best = best_torch(r)
         if best is None:

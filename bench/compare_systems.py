@@ -6,6 +6,7 @@ allocating a workspace, building a plan) happens in ``prepare``, outside the
 timed call.
 """
 
+import ctypes
 import statistics
 import time
 import types
@@ -19,6 +20,10 @@ class Inputs:
 
     def __init__(self, scenario, index, src, out, out0):
         self.scenario, self.index, self.src, self.out, self.out0 = scenario, index, src, out, out0
+
+
+class Unsupported(Exception):
+    """Raised by prepare where the library itself declines the input for this system."""
 
 
 class System:
@@ -52,6 +57,37 @@ class ScatterPtx(System):
     def prepare(self, inputs):
         index, src, scatter_add_, grouping = inputs.index, inputs.src, self.module.scatter_add_, self.grouping
         return lambda out: scatter_add_(out, index, src, grouping=grouping)
+
+
+class ScatterPtxForcedPath(System):
+    """scatter_add_ with grouping off and one streaming path forced ("tma",
+    "red" or "private"): the paths the default call is held against one by
+    one. Where the path cannot take the input, the library's reason is the
+    record's."""
+
+    def __init__(self, module, path):
+        self.module, self.path, self.key = module, path, f"scatterptx_path_{path}"
+
+    def prepare(self, inputs):
+        index, src, scatter_add_, path = inputs.index, inputs.src, self.module.scatter_add_, self.path
+        refusal = forced_path_refusal(self.module, inputs.out, index, src, path)
+        if refusal:
+            raise Unsupported(refusal)
+        return lambda out: scatter_add_(out, index, src, path=path, grouping="off")
+
+
+def forced_path_refusal(module, out, index, src, path):
+    """The library's reason why `path` cannot take these tensors, else None
+    (its plan is described, nothing runs)."""
+    from scatterptx._arrays import read_problem
+    from scatterptx._dispatch import problem_args
+
+    args = problem_args(read_problem(out, index, src, None), path=path, grouping="off")
+    text = ctypes.create_string_buffer(512)
+    library = module.library()
+    if library.scatterptx_describe_plan(ctypes.byref(args), text, len(text)) == 0:
+        return None
+    return library.scatterptx_last_error_message().decode("utf-8", "replace")
 
 
 class ScatterPtxGrouped(System):
@@ -256,6 +292,9 @@ def make_systems(scatterptx_module, seed_module, compile_peers, timer, determini
     if scatterptx_module is not None:
         systems += [ScatterPtx(scatterptx_module),
                     ScatterPtx(scatterptx_module, "scatterptx_streaming", grouping="off"),
+                    ScatterPtxForcedPath(scatterptx_module, "tma"),
+                    ScatterPtxForcedPath(scatterptx_module, "red"),
+                    ScatterPtxForcedPath(scatterptx_module, "private"),
                     ScatterPtxGrouped(scatterptx_module, "scatterptx_segmented", deterministic=False),
                     ScatterPtxPlan(scatterptx_module, timer),
                     ScatterPtxGrouped(scatterptx_module, "scatterptx_deterministic", deterministic=True),
