@@ -64,6 +64,43 @@ class BenchScripts(unittest.TestCase):
         self.assertEqual(output.split(), names)
 
 
+class CompareReport(unittest.TestCase):
+    """bench/compare_report.py needs only the standard library: its verdict on
+    the default call is checked here, wherever the tests run."""
+
+    @staticmethod
+    def report_module():
+        sys.path.insert(0, os.path.join(CHECKOUT_DIR, "bench"))
+        try:
+            import compare_report
+        finally:
+            sys.path.pop(0)
+        return compare_report
+
+    @staticmethod
+    def timed(*times_ms):
+        return {"status": "ok", "timing": {"times_ms": list(times_ms)}}
+
+    def test_the_default_call_is_held_against_the_fastest_other_call_that_ran_correctly(self):
+        report = self.report_module()
+        result = {"systems": {
+            "scatterptx": self.timed(1.0, 1.03, 1.03),
+            "scatterptx_streaming": self.timed(1.2, 1.2, 1.2),
+            "scatterptx_path_red": self.timed(1.0, 1.0, 1.5),
+            "scatterptx_plan": self.timed(0.5, 0.5, 0.5),  # grouped beforehand: not a call's peer
+            "scatterptx_path_tma": {"status": "wrong", "timing": {"times_ms": [0.1]}},
+            "scatterptx_path_private": {"status": "unsupported", "reason": "out_rows > 4096"},
+        }}
+        self.assertEqual(report.fastest_call(result), ("scatterptx_path_red", 1.0))
+        self.assertEqual(report.default_over_fastest_cell(result), "1.030 (RED path)")
+
+    def test_no_verdict_without_a_timed_default_call_or_peer(self):
+        report = self.report_module()
+        self.assertEqual(report.default_over_fastest_cell({"systems": {"scatterptx": self.timed(1.0)}}), "")
+        self.assertEqual(report.default_over_fastest_cell(
+            {"systems": {"scatterptx_streaming": self.timed(1.0)}}), "")
+
+
 @unittest.skipUnless(RUNS_HERE, NOT_HERE)
 class Examples(unittest.TestCase):
     def check_model(self, script, report, *sizes):
