@@ -107,6 +107,8 @@ def _load():
     lib.scatterptx_scatter_add_args_init.restype = None
     lib.scatterptx_scatter_add.argtypes = [ctypes.POINTER(Args), ctypes.c_void_p]
     lib.scatterptx_scatter_add.restype = ctypes.c_int
+    lib.scatterptx_describe_plan.argtypes = [ctypes.POINTER(Args), ctypes.c_char_p, ctypes.c_size_t]
+    lib.scatterptx_describe_plan.restype = ctypes.c_int
     lib.scatterptx_prepare.argtypes = []
     lib.scatterptx_prepare.restype = ctypes.c_int
     lib.scatterptx_take_index_error.argtypes = [ctypes.POINTER(ctypes.c_int64)]
