@@ -31,6 +31,12 @@ void register_allocator(const scatterptx_allocator* allocator) {
   registered = allocator != nullptr ? *allocator : scatterptx_allocator{};
 }
 
+void trim_workspace_pool(const DriverApi& api) {
+  const ContextState* state = existing_context_state(api);
+  if (state == nullptr) return;
+  check_driver(api, "cuMemPoolTrimTo", api.cuMemPoolTrimTo(state->workspace_pool, 0));
+}
+
 CallWorkspace::CallWorkspace(const DriverApi& api, const ContextState& state, uint64_t bytes, CUstream stream,
                              const scatterptx_allocator* call_allocator)
     : api_(api),

@@ -1,6 +1,7 @@
 // The default call's grouping workspace: from the call's own allocator, else
 // the one the caller registered, else the context's stream-ordered pool.
-// Released in stream order once the call's work is enqueued.
+// Released in stream order once the call's work is enqueued; the pool is
+// trimmed on request.
 #pragma once
 
 #include <cuda.h>
@@ -19,6 +20,11 @@ void check_allocator(const scatterptx_allocator& allocator, const char* null_mea
 // Registers (a copy of) allocator, or the pool again for NULL; refuses one
 // without both functions.
 void register_allocator(const scatterptx_allocator* allocator);
+
+// Hands back to the device the memory the current context's pool keeps
+// unused (cuMemPoolTrimTo to 0); nothing where no call in that context has
+// made its state, so that a trim loads no kernels.
+void trim_workspace_pool(const DriverApi& api);
 
 // One call's workspace, held until release() or destruction (which releases
 // without reporting errors: an exception is already on its way).

@@ -190,25 +190,47 @@ void require_stream_in_context(const DriverApi& api, const ContextState& state, 
   }
 }
 
+namespace {
+
+// One entry per context id, made under the registry's lock; the state itself
+// is made under the entry's own, so that one context's module loading (a JIT
+// can take seconds) holds up no other context's calls. Never destroyed: a
+// thread may still call in while the process exits.
+struct StateEntry {
+  std::mutex creating;
+  std::atomic<ContextState*> ready{nullptr};
+  std::unique_ptr<ContextState> state;
+};
+
+struct StateRegistry {
+  std::mutex mutex;
+  std::map<unsigned long long, std::unique_ptr<StateEntry>> entries;
+};
+
+StateRegistry& state_registry() {
+  static StateRegistry& registry = *new StateRegistry;
+  return registry;
+}
+
+}  // namespace
+
+ContextState* existing_context_state(const DriverApi& api) {
+  const unsigned long long id = current_context_id(api);
+  StateRegistry& registry = state_registry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  const auto found = registry.entries.find(id);
+  return found == registry.entries.end() ? nullptr : found->second->ready.load(std::memory_order_acquire);
+}
+
 ContextState& current_context_state(const DriverApi& api, std::optional<ModuleSource> source) {
-  // One entry per context, made under the map's lock; the state itself is
-  // made under the entry's own, so that one context's module loading (a JIT
-  // can take seconds) holds up no other context's calls. Never destroyed:
-  // a thread may still call in while the process exits.
-  struct Entry {
-    std::mutex creating;
-    std::atomic<ContextState*> ready{nullptr};
-    std::unique_ptr<ContextState> state;
-  };
-  static std::mutex& map_mutex = *new std::mutex;
-  static auto& entries = *new std::map<unsigned long long, std::unique_ptr<Entry>>;
   const CUcontext context = require_current_context(api);
   const unsigned long long id = current_context_id(api);
-  Entry* entry = nullptr;
+  StateRegistry& registry = state_registry();
+  StateEntry* entry = nullptr;
   {
-    std::lock_guard<std::mutex> lock(map_mutex);
-    std::unique_ptr<Entry>& slot = entries[id];
-    if (!slot) slot = std::make_unique<Entry>();
+    std::lock_guard<std::mutex> lock(registry.mutex);
+    std::unique_ptr<StateEntry>& slot = registry.entries[id];
+    if (!slot) slot = std::make_unique<StateEntry>();
     entry = slot.get();
   }
   if (ContextState* ready = entry->ready.load(std::memory_order_acquire)) return *ready;

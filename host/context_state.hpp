@@ -63,4 +63,9 @@ void refuse_in_capture(const DriverApi& api, CUstream stream, const std::string&
 // source says, else from where SCATTERPTX_FORCE_PTX says (module_loading.hpp).
 ContextState& current_context_state(const DriverApi& api, std::optional<ModuleSource> source = std::nullopt);
 
+// The current context's state where a call in it has made one, else nullptr:
+// makes nothing, for what only acts on a state that exists. NO_CONTEXT when
+// there is no current context.
+ContextState* existing_context_state(const DriverApi& api);
+
 }  // namespace scatterptx::detail

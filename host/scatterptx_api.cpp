@@ -77,11 +77,7 @@ scatterptx_status scatterptx_set_allocator(const scatterptx_allocator* allocator
 }
 
 scatterptx_status scatterptx_trim_workspace_pool(void) {
-  return guarded([] {
-    const DriverApi& api = require_driver();
-    const ContextState& state = current_context_state(api);
-    check_driver(api, "cuMemPoolTrimTo", api.cuMemPoolTrimTo(state.workspace_pool, 0));
-  });
+  return guarded([] { trim_workspace_pool(require_driver()); });
 }
 
 scatterptx_status scatterptx_prepare(void) {

@@ -1,8 +1,9 @@
 // Host-only: creating a context's state against a scripted driver. A
 // creation that fails part way must give back every module, allocation and
 // stream it took, and the next call must start over; one that succeeds is
-// kept Where the kernels come from (cubin, or PTX
+// kept. Where the kernels come from (cubin, or PTX
 // through the JIT) follows the source asked for, else SCATTERPTX_FORCE_PTX.
+// Looking a state up, and trimming its workspace pool, make none.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -15,7 +16,9 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
+#include "call_workspace.hpp"
 #include "context_state.hpp"
 #include "errors.hpp"
 
@@ -23,6 +26,7 @@ namespace {
 
 using scatterptx::detail::ContextState;
 using scatterptx::detail::current_context_state;
+using scatterptx::detail::existing_context_state;
 using scatterptx::detail::DriverApi;
 using scatterptx::detail::Failure;
 using scatterptx::detail::kKernelVariantCount;
@@ -30,6 +34,7 @@ using scatterptx::detail::kKernelVariants;
 using scatterptx::detail::KernelFamily;
 using scatterptx::detail::kForcePtxVariable;
 using scatterptx::detail::ModuleSource;
+using scatterptx::detail::trim_workspace_pool;
 
 // The scripted driver's state: which call fails, and what is held.
 struct ScriptedDriver {
@@ -53,6 +58,7 @@ struct ScriptedDriver {
   int pools_created = 0;
   cuuint64_t pool_release_threshold = 0;
   int occupancy_queries = 0;
+  std::vector<std::pair<uintptr_t, cuuint64_t>> pool_trims;  // (pool, bytes to keep) of each cuMemPoolTrimTo
   int unknown_handles = 0;  // unloads, frees and destroys of what is not held: double releases
   uintptr_t next_handle = 0x1000;
   // Set: the next module load tells it has started and waits to be let go.
@@ -187,6 +193,13 @@ CUresult pool_set_attribute(CUmemoryPool, CUmemPool_attribute attribute, void* v
   return CUDA_SUCCESS;
 }
 
+CUresult pool_trim_to(CUmemoryPool pool, size_t keep) {
+  const auto handle = reinterpret_cast<uintptr_t>(pool);
+  if (script.live_pools.count(handle) == 0) return CUDA_ERROR_INVALID_VALUE;
+  script.pool_trims.emplace_back(handle, keep);
+  return CUDA_SUCCESS;
+}
+
 DriverApi scripted_api() {
   DriverApi api;  // entry points left null are never reached by state creation
   api.cuCtxGetCurrent = ctx_get_current;
@@ -208,6 +221,7 @@ DriverApi scripted_api() {
   api.cuMemPoolCreate = pool_create;
   api.cuMemPoolDestroy = pool_destroy;
   api.cuMemPoolSetAttribute = pool_set_attribute;
+  api.cuMemPoolTrimTo = pool_trim_to;
   return api;
 }
 
@@ -432,6 +446,58 @@ TEST(ContextState, AMistypedForcePtxIsRefusedBeforeAnythingIsLoaded) {
   }
   EXPECT_EQ(script.module_loads, 0);
   expect_everything_given_back();
+}
+
+TEST(ContextState, LookingUpAStateMakesNoneAndFindsTheOneACallMade) {
+  const DriverApi api = scripted_api();
+  start_script();
+  EXPECT_EQ(existing_context_state(api), nullptr);
+  EXPECT_EQ(existing_context_state(api), nullptr) << "the first look-up made a state";
+  EXPECT_EQ(script.module_loads, 0);
+  EXPECT_EQ(script.pools_created, 0);
+  const ContextState& made = current_context_state(api, ModuleSource::cubin_then_ptx);
+  EXPECT_EQ(existing_context_state(api), &made);
+  thread_context_id = script.context_id + 1000000;  // another context: no state there yet
+  EXPECT_EQ(existing_context_state(api), nullptr);
+  thread_context_id = 0;
+}
+
+TEST(WorkspacePoolTrim, BeforeAnyCallLoadsNothingAndTrimsNothing) {
+  const DriverApi api = scripted_api();
+  start_script();
+  trim_workspace_pool(api);
+  EXPECT_EQ(script.module_loads, 0);
+  EXPECT_EQ(script.pools_created, 0);
+  EXPECT_TRUE(script.pool_trims.empty());
+  EXPECT_EQ(existing_context_state(api), nullptr) << "the trim made a state";
+}
+
+TEST(WorkspacePoolTrim, TrimsTheContextsOwnPoolToNothing) {
+  const DriverApi api = scripted_api();
+  start_script();
+  const ContextState& made = current_context_state(api, ModuleSource::cubin_then_ptx);
+  const int loads = script.module_loads;
+  trim_workspace_pool(api);
+  ASSERT_EQ(script.pool_trims.size(), 1u);
+  EXPECT_EQ(script.pool_trims[0].first, reinterpret_cast<uintptr_t>(made.workspace_pool));
+  EXPECT_EQ(script.pool_trims[0].second, 0u);
+  EXPECT_EQ(script.module_loads, loads) << "the trim loaded kernels";
+}
+
+TEST(WorkspacePoolTrim, ADriverRefusalIsReported) {
+  const DriverApi api = scripted_api();
+  start_script();
+  ContextState& made = current_context_state(api, ModuleSource::cubin_then_ptx);
+  const CUmemoryPool pool = made.workspace_pool;
+  made.workspace_pool = reinterpret_cast<CUmemoryPool>(uintptr_t{0xBAD});  // a pool the driver does not hold
+  try {
+    trim_workspace_pool(api);
+    ADD_FAILURE() << "a failed cuMemPoolTrimTo was not reported";
+  } catch (const Failure& failure) {
+    EXPECT_EQ(failure.status(), SCATTERPTX_ERROR_DRIVER);
+    EXPECT_NE(std::string(failure.what()).find("cuMemPoolTrimTo"), std::string::npos) << failure.what();
+  }
+  made.workspace_pool = pool;
 }
 
 }  // namespace

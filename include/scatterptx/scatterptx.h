@@ -374,8 +374,9 @@ scatterptx_status scatterptx_set_allocator(const scatterptx_allocator* allocator
  * The pool keeps what the default call's grouping workspaces took, so that
  * calls in a loop reuse it: at most the largest set of workspaces in use at
  * once. Workspaces of work not yet finished stay; a later call refills the
- * pool as it needs. Does not synchronise; not while the current context has
- * a stream being captured. */
+ * pool as it needs. In a context where no call has run yet there is nothing
+ * to trim and nothing is loaded. Does not synchronise; not while the current
+ * context has a stream being captured. */
 SCATTERPTX_API
 scatterptx_status scatterptx_trim_workspace_pool(void);
 
