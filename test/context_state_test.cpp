@@ -246,6 +246,17 @@ scatterptx_status creation_status(const DriverApi& api,
   return SCATTERPTX_SUCCESS;
 }
 
+// The status and message call fails with; SUCCESS and "" when it returns.
+template <typename Call>
+std::pair<scatterptx_status, std::string> failure_of(Call call) {
+  try {
+    call();
+  } catch (const Failure& failure) {
+    return {failure.status(), failure.what()};
+  }
+  return {SCATTERPTX_SUCCESS, ""};
+}
+
 // Sets SCATTERPTX_FORCE_PTX for one test and puts back what it was.
 class ForcePtxSetting {
  public:
@@ -437,13 +448,9 @@ TEST(ContextState, AMistypedForcePtxIsRefusedBeforeAnythingIsLoaded) {
   const DriverApi api = scripted_api();
   start_script();
   const ForcePtxSetting mistyped("yes");
-  try {
-    current_context_state(api);
-    FAIL() << "SCATTERPTX_FORCE_PTX=yes was accepted";
-  } catch (const Failure& failure) {
-    EXPECT_EQ(failure.status(), SCATTERPTX_ERROR_INVALID_ARGUMENT);
-    EXPECT_NE(std::string(failure.what()).find("SCATTERPTX_FORCE_PTX=\"yes\""), std::string::npos) << failure.what();
-  }
+  const auto [status, message] = failure_of([&api] { current_context_state(api); });
+  EXPECT_EQ(status, SCATTERPTX_ERROR_INVALID_ARGUMENT) << "SCATTERPTX_FORCE_PTX=yes was accepted";
+  EXPECT_NE(message.find("SCATTERPTX_FORCE_PTX=\"yes\""), std::string::npos) << message;
   EXPECT_EQ(script.module_loads, 0);
   expect_everything_given_back();
 }
@@ -490,13 +497,9 @@ TEST(WorkspacePoolTrim, ADriverRefusalIsReported) {
   ContextState& made = current_context_state(api, ModuleSource::cubin_then_ptx);
   const CUmemoryPool pool = made.workspace_pool;
   made.workspace_pool = reinterpret_cast<CUmemoryPool>(uintptr_t{0xBAD});  // a pool the driver does not hold
-  try {
-    trim_workspace_pool(api);
-    ADD_FAILURE() << "a failed cuMemPoolTrimTo was not reported";
-  } catch (const Failure& failure) {
-    EXPECT_EQ(failure.status(), SCATTERPTX_ERROR_DRIVER);
-    EXPECT_NE(std::string(failure.what()).find("cuMemPoolTrimTo"), std::string::npos) << failure.what();
-  }
+  const auto [status, message] = failure_of([&api] { trim_workspace_pool(api); });
+  EXPECT_EQ(status, SCATTERPTX_ERROR_DRIVER) << "a failed cuMemPoolTrimTo was not reported";
+  EXPECT_NE(message.find("cuMemPoolTrimTo"), std::string::npos) << message;
   made.workspace_pool = pool;
 }
 
