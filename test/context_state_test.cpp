@@ -234,18 +234,6 @@ void start_script() {
   script.context_id = ++next_context_id;
 }
 
-// The cubins unless a test asks otherwise, whatever SCATTERPTX_FORCE_PTX
-// the whole suite runs under; nullopt: as the environment says.
-scatterptx_status creation_status(const DriverApi& api,
-                                  std::optional<ModuleSource> source = ModuleSource::cubin_then_ptx) {
-  try {
-    current_context_state(api, source);
-  } catch (const Failure& failure) {
-    return failure.status();
-  }
-  return SCATTERPTX_SUCCESS;
-}
-
 // The status and message call fails with; SUCCESS and "" when it returns.
 template <typename Call>
 std::pair<scatterptx_status, std::string> failure_of(Call call) {
@@ -255,6 +243,13 @@ std::pair<scatterptx_status, std::string> failure_of(Call call) {
     return {failure.status(), failure.what()};
   }
   return {SCATTERPTX_SUCCESS, ""};
+}
+
+// The cubins unless a test asks otherwise, whatever SCATTERPTX_FORCE_PTX
+// the whole suite runs under; nullopt: as the environment says.
+scatterptx_status creation_status(const DriverApi& api,
+                                  std::optional<ModuleSource> source = ModuleSource::cubin_then_ptx) {
+  return failure_of([&api, source] { current_context_state(api, source); }).first;
 }
 
 // Sets SCATTERPTX_FORCE_PTX for one test and puts back what it was.
