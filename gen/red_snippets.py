@@ -90,24 +90,22 @@ def cta_bounds(vector_bytes):
     return bounds + "\n.minnctapersm 3" if vector_bytes == 16 else bounds
 
 
-def _hinted(instruction, family, prefetch_size=""):
-    """instruction with .L2::cache_hint (and a load's prefetch size, such as
-    .L2::256B, after it) following its family (ld.global.nc or
-    red.global.add) and .noftz, where the ISA's grammar puts them: the
+def _hinted(instruction, family):
+    """instruction with .L2::cache_hint following its family (ld.global.nc or
+    red.global.add) and .noftz, where the ISA's grammar puts it: the
     short-row loop passes an L2 eviction policy."""
     assert instruction.startswith(family), instruction
     head = family + ".noftz" if instruction.startswith(family + ".noftz") else family
-    return head + ".L2::cache_hint" + prefetch_size + instruction[len(head):]
+    return head + ".L2::cache_hint" + instruction[len(head):]
 
 
 def _lane_access(dtype, vector_bytes):
     """(register type, registers per access, load, red) of one lane's access
     of vector_bytes, in the short-row loop's hinted forms (the load takes
-    %stream_policy, the red %out_policy). The load also asks L2 to fetch 256
-    bytes on a miss: a batch's rows are consecutive, so the bytes after a
-    lane's are the next lanes' or the next row's."""
+    %stream_policy, the red %out_policy). The load keeps L2's own fetch
+    size (docs/tuning.md#red-load-prefetch-size)."""
     kind, count, load, red = _plain_lane_access(dtype, vector_bytes)
-    return kind, count, _hinted(load, "ld.global.nc", ".L2::256B"), _hinted(red, "red.global.add")
+    return kind, count, _hinted(load, "ld.global.nc"), _hinted(red, "red.global.add")
 
 
 def _plain_lane_access(dtype, vector_bytes):
