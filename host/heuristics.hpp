@@ -48,8 +48,11 @@ inline constexpr L2Multiple kPrefetchOutAbove{1, 1};
 inline constexpr uint32_t kOutKeepPercent = 25;
 inline constexpr L2Multiple kKeepOutUpTo{7, 2};
 // The short-row loop's grid is this many waves of the CTAs an SM holds of its
-// variant (the driver's figure), the last wave full. docs/tuning.md#red-grid-waves
+// variant (the driver's figure), the last wave full; rows of kWideRowMinBytes
+// or more take kWideRowGridWaves. docs/tuning.md#red-grid-waves
 inline constexpr uint64_t kShortRowGridWaves = 2;
+inline constexpr uint64_t kWideRowGridWaves = 4;
+inline constexpr uint64_t kWideRowMinBytes = 1024;
 // Longer rows keep this many waves of the thread limit's CTAs per SM: the
 // grids their measurements and the path choice were taken on. docs/tuning.md#red-grid-waves
 inline constexpr uint64_t kRowLoopGridWaves = 2;

@@ -72,6 +72,13 @@ uint64_t red_ctas_per_sm(const Problem& p, const RedSchedule& s, const DeviceLim
   return reported != 0 ? reported : device.max_threads_per_sm / kRedThreadsPerCta;
 }
 
+// Waves of the short-row loop's grid: more CTAs took sorted and Zipf rows of
+// 1 KB or more faster and cost shorter rows (docs/tuning.md#red-grid-waves).
+uint64_t red_short_row_waves(const Problem& p) {
+  return p.row_bytes() >= heuristics::red::kWideRowMinBytes ? heuristics::red::kWideRowGridWaves
+                                                             : heuristics::red::kShortRowGridWaves;
+}
+
 // The red path's schedule (access width, lanes per row, CTAs along y, L2
 // hints), and in grid_x its CTAs over the source rows.
 RedSchedule red_schedule(const Problem& p, const DeviceLimits& device, uint64_t& grid_x) {
@@ -91,7 +98,7 @@ RedSchedule red_schedule(const Problem& p, const DeviceLimits& device, uint64_t&
   const bool short_rows = red_takes_short_row_loop(p, s);
   const uint64_t units = short_rows ? ceil_div(p.src_rows, kRedShortRowsPerBatch) : p.src_rows;
   const uint64_t most_ctas =
-      short_rows ? heuristics::red::kShortRowGridWaves * uint64_t{device.sm_count} * red_ctas_per_sm(p, s, device)
+      short_rows ? red_short_row_waves(p) * uint64_t{device.sm_count} * red_ctas_per_sm(p, s, device)
                  : heuristics::red::kRowLoopGridWaves * resident;
   grid_x = std::max<uint64_t>(1, std::min({ceil_div(units, groups_per_cta), most_ctas, device.max_grid_x}));
   // Few, long rows: spread each row's vectors over CTAs along y as well.

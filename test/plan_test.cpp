@@ -243,6 +243,23 @@ TEST(StreamingPlan, RedShortRowGridIsTwoWavesOfTheCtasAnSmHolds) {
   EXPECT_EQ(make_plan(p, h200_with_red_ctas(unreported.variant, 0, 5)).launches[0].grid_x, 2u * 132 * 8);
 }
 
+TEST(StreamingPlan, RedShortRowGridOfWideRowsIsFourWaves) {
+  // 1 KB f32 rows still take the short-row loop (one 16-byte vector per lane),
+  // with four waves; one element less is under 1 KB and keeps two.
+  Problem wide = contiguous(SCATTERPTX_F32, 4000000, 1000000, 256);
+  wide.path = SCATTERPTX_PATH_RED;
+  const StreamingPlan unreported = make_plan(wide, h200());
+  ASSERT_EQ(unreported.path, SCATTERPTX_PATH_RED);
+  EXPECT_EQ(unreported.launches[0].grid_y, 1u);
+  EXPECT_EQ(unreported.launches[0].grid_x, 4u * 132 * 8);
+  EXPECT_EQ(make_plan(wide, h200_with_red_ctas(unreported.variant, 3, 5)).launches[0].grid_x, 4u * 132 * 3);
+  Problem narrower = contiguous(SCATTERPTX_F32, 4000000, 1000000, 252);
+  narrower.path = SCATTERPTX_PATH_RED;
+  const StreamingPlan two = make_plan(narrower, h200());
+  ASSERT_EQ(two.path, SCATTERPTX_PATH_RED);
+  EXPECT_EQ(make_plan(narrower, h200_with_red_ctas(two.variant, 3, 5)).launches[0].grid_x, 2u * 132 * 3);
+}
+
 TEST(StreamingPlan, RedLongRowGridsKeepTheThreadLimitsFigure) {
   // Rows past the short-row loop keep 2 x 8 CTAs per SM along x and their
   // spread along y, whatever the driver reports.
