@@ -245,7 +245,7 @@ TEST(StreamingPlan, RedShortRowGridIsTwoWavesOfTheCtasAnSmHolds) {
 
 TEST(StreamingPlan, RedShortRowGridOfWideRowsIsFourWaves) {
   // 1 KB f32 rows still take the short-row loop (one 16-byte vector per lane),
-  // with four waves; one element less is under 1 KB and keeps two.
+  // with four waves; 1008-byte rows (four elements less) keep two.
   Problem wide = contiguous(SCATTERPTX_F32, 4000000, 1000000, 256);
   wide.path = SCATTERPTX_PATH_RED;
   const StreamingPlan unreported = make_plan(wide, h200());
